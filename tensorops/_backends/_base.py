@@ -1,0 +1,56 @@
+"""The interface every array-family adapter implements.
+
+An adapter is a small object with the handful of primitives the ops need. The
+ops (``tensorops/_ops.py``, ``tensorops/_einsum/_execute.py``) are written once
+against this protocol; only the adapters import a framework.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+__all__ = ["REDUCTIONS", "Backend"]
+
+#: The reductions every adapter implements by name; anything else is a callable.
+REDUCTIONS: tuple[str, ...] = ("sum", "mean", "max", "min", "prod", "any", "all")
+
+
+class Backend(Protocol):
+    """Primitives of one array family. Arrays are typed ``Any``: each family has its own class."""
+
+    #: short family name used in messages and by ``convert``: "numpy", "torch", "array_api".
+    name: str
+
+    def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
+        """Reshape; returns a view whenever the framework can."""
+
+    def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
+        """Permute the dimensions (a view where the framework supports it)."""
+
+    def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
+        """Reduce ``axes`` (never empty) with one of :data:`REDUCTIONS`; dims are dropped."""
+
+    def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
+        """Broadcast to ``shape`` without copying where possible (read-only view on NumPy)."""
+
+    def stack(self, xs: Sequence[Any]) -> Any:
+        """Stack arrays of one shape along a new leading axis."""
+
+    def concat(self, xs: Sequence[Any], axis: int) -> Any:
+        """Concatenate along an existing axis."""
+
+    def split(self, x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
+        """Split along ``axis`` into consecutive pieces of the given sizes (views)."""
+
+    def matmul(self, a: Any, b: Any) -> Any:
+        """Batched matrix product (``a @ b``)."""
+
+    def multiply(self, a: Any, b: Any) -> Any:
+        """Element-wise product with broadcasting."""
+
+    def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
+        """Diagonal over two axes of equal length, moved to the last position (NumPy's rule)."""
+
+    def to_numpy(self, x: Any) -> Any:
+        """A ``numpy.ndarray`` with the same values (zero-copy where safe)."""

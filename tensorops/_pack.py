@@ -1,0 +1,252 @@
+"""pack, unpack and parse_shape: patterns with ``*`` and ``_``, einops' semantics."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from tensorops._backends import get_backend
+from tensorops._errors import PatternError, ShapeError, TensorOpsError, add_context
+from tensorops._grammar import Axis, Ellipsis, Skip, Star, Term, parse_pattern
+
+__all__ = ["pack", "parse_shape", "unpack"]
+
+ArrayT = TypeVar("ArrayT")
+Shape = tuple[int, ...]
+
+
+@functools.lru_cache(maxsize=256)
+def _pack_term(op: str, pattern: str) -> tuple[int, int]:
+    """(position of ``*``, number of other axes) of a pack / unpack pattern."""
+    term = _single_term(op, pattern)
+    stars = [i for i, e in enumerate(term.elements) if isinstance(e, Star)]
+    if len(stars) != 1:
+        span = term.elements[stars[1]].span if stars else term.span
+        raise PatternError(
+            f"{op} needs exactly one '*' in the pattern, got {len(stars)}",
+            pattern=pattern,
+            span=span,
+            hint="e.g. 'b * c': '*' marks the axes that are packed",
+        )
+    seen: set[str] = set()
+    for element in term.elements:
+        if isinstance(element, Axis):
+            if element.name in seen:
+                raise PatternError(
+                    f"axis '{element.name}' appears twice", pattern=pattern, span=element.span
+                )
+            seen.add(element.name)
+        elif not isinstance(element, Star):
+            raise PatternError(
+                f"{op} patterns hold axis names and one '*' only",
+                pattern=pattern,
+                span=element.span,
+            )
+    return stars[0], len(term.elements) - 1
+
+
+def _single_term(op: str, pattern: Any) -> Term:
+    if not isinstance(pattern, str):
+        raise TensorOpsError(f"the pattern must be a str, got {type(pattern).__name__}")
+    parsed = parse_pattern(pattern)
+    if parsed.outputs is not None or len(parsed.inputs) != 1:
+        span = parsed.arrow if parsed.arrow is not None else parsed.inputs[1].span
+        raise PatternError(
+            f"{op} takes a single term without '->' or ','",
+            pattern=pattern,
+            span=span,
+            hint="separate axes with spaces, not commas",
+        )
+    return parsed.inputs[0]
+
+
+def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
+    """Pack arrays into one by flattening the axes under ``*`` and concatenating along them.
+
+    Args:
+        tensors: arrays of one family whose axes outside ``*`` agree.
+        pattern: axis names with one ``*``, e.g. ``"b * d"``.
+
+    Returns:
+        The packed array and the shapes that ``*`` covered in each input, which
+        :func:`unpack` takes to undo the packing.
+
+    Examples:
+        >>> import numpy as np, tensorops as tops
+        >>> cls_token, patches = np.zeros((2, 8)), np.zeros((2, 16, 8))
+        >>> packed, ps = tops.pack([cls_token, patches], "b * d")
+        >>> packed.shape, ps
+        ((2, 17, 8), [(), (16,)])
+    """
+    try:
+        position, n_other = _pack_term("pack", pattern)
+        if isinstance(tensors, (str, bytes)) or not isinstance(tensors, Sequence) or not tensors:
+            raise TensorOpsError("pack takes a non-empty list of arrays")
+        backend = get_backend(tensors[0])
+        flat, shapes = [], []
+        reference: Shape | None = None
+        for i, x in enumerate(tensors):
+            if type(x) is not type(tensors[0]):
+                raise TensorOpsError(f"element {i} is a {type(x).__name__}, not an array")
+            shape = tuple(x.shape)  # type: ignore[attr-defined]
+            if len(shape) < n_other:
+                raise ShapeError(
+                    f"input {i} has {len(shape)} dimensions, the pattern needs at least {n_other}"
+                )
+            end = len(shape) - (n_other - position)
+            outside = shape[:position] + shape[end:]
+            if reference is None:
+                reference = outside
+            elif outside != reference:
+                raise ShapeError(
+                    f"input {i} has axes {outside} outside '*', input 0 has {reference}"
+                )
+            shapes.append(shape[position:end])
+            size = 1
+            for d in shape[position:end]:
+                size *= d
+            flat.append(backend.reshape(x, shape[:position] + (size,) + shape[end:]))
+        return backend.concat(flat, position), shapes
+    except TensorOpsError as error:
+        raise add_context(error, "pack", pattern, list(tensors)[:4]) from None
+
+
+def unpack(packed: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str) -> list[ArrayT]:
+    """Undo :func:`pack`: split along ``*`` and restore each piece's shape.
+
+    Args:
+        packed: the packed array.
+        packed_shapes: the shapes ``*`` stands for in each piece, as returned by
+            ``pack``; one length in all of them may be ``-1`` (inferred).
+        pattern: the pattern given to ``pack``.
+
+    Returns:
+        The pieces, as views of ``packed`` where the framework can.
+
+    Examples:
+        >>> import numpy as np, tensorops as tops
+        >>> packed = np.zeros((2, 17, 8))
+        >>> [p.shape for p in tops.unpack(packed, [(), (16,)], "b * d")]
+        [(2, 8), (2, 16, 8)]
+    """
+    try:
+        position, n_other = _pack_term("unpack", pattern)
+        backend = get_backend(packed)
+        shape = tuple(packed.shape)  # type: ignore[attr-defined]
+        if len(shape) != n_other + 1:
+            raise ShapeError(
+                f"the packed input has {len(shape)} dimensions, the pattern has {n_other + 1}"
+            )
+        shapes = _resolve_packed_shapes(packed_shapes, shape[position])
+        sizes = []
+        for piece in shapes:
+            size = 1
+            for d in piece:
+                size *= d
+            sizes.append(size)
+        pieces = backend.split(packed, sizes, position)
+        before, after = shape[:position], shape[position + 1 :]
+        return [backend.reshape(p, before + s + after) for p, s in zip(pieces, shapes, strict=True)]
+    except TensorOpsError as error:
+        raise add_context(error, "unpack", pattern, [packed]) from None
+
+
+def _resolve_packed_shapes(packed_shapes: Sequence[Sequence[int]], total: int) -> list[Shape]:
+    try:
+        shapes = [tuple(int(d) for d in s) for s in packed_shapes]
+    except (TypeError, ValueError):
+        raise TensorOpsError(
+            "packed_shapes must be a list of shapes (tuples of ints), as pack returns"
+        ) from None
+    unknown = [(i, j) for i, s in enumerate(shapes) for j, d in enumerate(s) if d == -1]
+    if any(d < -1 for s in shapes for d in s):
+        raise ShapeError(f"packed_shapes {shapes} hold a negative length")
+    known = 0
+    for s in shapes:
+        size = 1
+        for d in s:
+            size *= d if d != -1 else 1
+        if -1 not in s:
+            known += size
+    if len(unknown) > 1:
+        raise ShapeError(f"packed_shapes {shapes} hold more than one -1")
+    if unknown:
+        i, j = unknown[0]
+        rest = 1
+        for k, d in enumerate(shapes[i]):
+            if k != j:
+                rest *= d
+        if rest == 0 or (total - known) % rest or total < known:
+            raise ShapeError(f"cannot infer the -1 in packed_shapes {shapes} from {total} elements")
+        piece = list(shapes[i])
+        piece[j] = (total - known) // rest
+        shapes[i] = tuple(piece)
+        known = total
+    if known != total:
+        raise ShapeError(
+            f"packed_shapes {shapes} cover {known} elements along '*', the input has {total}"
+        )
+    return shapes
+
+
+def parse_shape(x: Any, pattern: str) -> dict[str, int]:
+    """Name the axes of an array's shape.
+
+    Args:
+        x: any array (anything with a ``shape``).
+        pattern: axis names, ``_`` to skip an axis, ``...`` for any number of axes.
+
+    Returns:
+        A dict from each name to its length, in the pattern's order.
+
+    Examples:
+        >>> import numpy as np, tensorops as tops
+        >>> tops.parse_shape(np.zeros((8, 3, 32, 32)), "b c _ _")
+        {'b': 8, 'c': 3}
+        >>> tops.parse_shape(np.zeros((8, 3, 32, 32)), "b ... w")
+        {'b': 8, 'w': 32}
+    """
+    try:
+        term = _single_term("parse_shape", pattern)
+        shape = getattr(x, "shape", None)
+        if shape is None:
+            get_backend(x)  # raises the unsupported-type error
+        return _match_shape(pattern, term, tuple(shape))  # type: ignore[arg-type]
+    except TensorOpsError as error:
+        raise add_context(error, "parse_shape", pattern, [x]) from None
+
+
+def _match_shape(pattern: str, term: Term, shape: Shape) -> dict[str, int]:
+    elements = term.elements
+    ellipses = [i for i, e in enumerate(elements) if isinstance(e, Ellipsis)]
+    for element in elements:
+        if not isinstance(element, (Axis, Skip, Ellipsis)):
+            raise PatternError(
+                "parse_shape patterns hold axis names, '_' and '...' only",
+                pattern=pattern,
+                span=element.span,
+            )
+    if len(ellipses) > 1:
+        raise PatternError("'...' appears twice", pattern=pattern, span=elements[ellipses[1]].span)
+    n_fixed = len(elements) - len(ellipses)
+    if len(shape) < n_fixed or (not ellipses and len(shape) != n_fixed):
+        raise ShapeError(
+            f"the pattern has {n_fixed} axes but the input has {len(shape)} dimensions",
+            span=term.span if elements else None,
+        )
+    result: dict[str, int] = {}
+    dims = list(shape)
+    if ellipses:
+        at = ellipses[0]
+        covered = len(shape) - n_fixed
+        dims = dims[:at] + [-1] + dims[at + covered :]
+    for element, length in zip(elements, dims, strict=True):
+        if isinstance(element, Axis):
+            if element.name in result and result[element.name] != length:
+                raise ShapeError(
+                    f"axis '{element.name}' has lengths {result[element.name]} and {length}",
+                    span=element.span,
+                )
+            result[element.name] = length
+    return result

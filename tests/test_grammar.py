@@ -1,0 +1,94 @@
+"""The shared grammar: every element, spans for carets, and every syntax error."""
+
+from __future__ import annotations
+
+import pytest
+
+from tensorops._errors import PatternError, TensorOpsError
+from tensorops._grammar import Anon, Axis, Ellipsis, Group, Skip, Star, parse_pattern
+
+
+def test_names_integers_groups_and_ellipsis() -> None:
+    p = parse_pattern("batch c (h 2) ... 1 () -> x")
+    assert p.outputs is not None and p.arrow == (23, 25)
+    (term,) = p.inputs
+    kinds = [type(e) for e in term.elements]
+    assert kinds == [Axis, Axis, Group, Ellipsis, Anon, Group]
+    group = term.elements[2]
+    assert isinstance(group, Group)
+    assert group.items == (Axis("h", (9, 10)), Anon(2, (11, 12)))
+    assert group.span == (8, 13)
+    assert term.elements[5] == Group((), (20, 22))
+
+
+def test_operands_and_no_arrow() -> None:
+    p = parse_pattern("ij , jk")
+    assert p.outputs is None and len(p.inputs) == 2
+    assert [e.name for e in p.inputs[1].elements if isinstance(e, Axis)] == ["jk"]
+
+
+def test_empty_output_and_skip_star() -> None:
+    p = parse_pattern("b _ * ->")
+    assert p.outputs is not None and p.outputs[0].elements == ()
+    assert [type(e) for e in p.inputs[0].elements] == [Axis, Skip, Star]
+
+
+def test_underscore_names_are_names() -> None:
+    (term,) = parse_pattern("_x d_in").inputs
+    assert [e.name for e in term.elements if isinstance(e, Axis)] == ["_x", "d_in"]
+
+
+def test_ellipsis_without_spaces() -> None:
+    (term,) = parse_pattern("...ij").inputs
+    assert isinstance(term.elements[0], Ellipsis)
+    assert term.elements[1] == Axis("ij", (3, 5))
+
+
+def test_parse_is_cached() -> None:
+    assert parse_pattern("a b -> b a") is parse_pattern("a b -> b a")
+
+
+def test_ast_is_immutable_and_hashable() -> None:
+    p = parse_pattern("a (b c) -> c b a")
+    hash(p)
+    with pytest.raises(AttributeError):
+        p.text = "x"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason", "span", "hint"),
+    [
+        ("a -> (a", "unclosed parenthesis", (5, 6), None),
+        ("a ) -> a", "unmatched closing parenthesis", (2, 3), None),
+        ("(a (b)) -> a", "nested parentheses are not allowed", (3, 4), None),
+        ("a -> b -> c", "a pattern has at most one '->'", (7, 9), None),
+        ("a .. -> a", "unexpected character '.' in pattern", (2, 3), "exactly three dots"),
+        ("a => a", "unexpected character '=' in pattern", (2, 3), "->"),
+        ("a [b] -> a", "unexpected character '[' in pattern", (2, 3), "round parentheses"),
+        ("2a -> a", "axis name '2a' starts with a digit", (0, 2), None),
+        ("a 0 -> a", "anonymous axis of length 0 is not allowed: lengths are >= 1", (2, 3), None),
+        ("(a _) -> a", "'_' is not allowed inside parentheses", (3, 4), None),
+        ("(a *) -> a", "'*' is not allowed inside parentheses", (3, 4), None),
+        ("é -> a", "unexpected character 'é' in pattern", (0, 1), None),
+    ],
+)
+def test_syntax_errors(text: str, reason: str, span: tuple[int, int], hint: str | None) -> None:
+    with pytest.raises(PatternError) as info:
+        parse_pattern(text)
+    error = info.value
+    assert error.reason == reason
+    assert error.span == span
+    assert error.pattern == text
+    if hint is not None:
+        assert error.hint is not None and hint in error.hint
+    assert isinstance(error, ValueError) and isinstance(error, RuntimeError)
+    assert isinstance(error, TensorOpsError)
+
+
+def test_caret_lines_up_under_fault() -> None:
+    with pytest.raises(PatternError) as info:
+        parse_pattern("a b -> (a b")
+    lines = str(info.value).splitlines()
+    assert lines[1] == '  pattern: "a b -> (a b"'
+    caret = lines[2]
+    assert caret.index("^") == lines[1].index('"') + 1 + 7
