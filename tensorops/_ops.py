@@ -85,19 +85,38 @@ def _run(
     try:
         x, backend = _prepare(op, x, pattern)
         recipe = bind_recipe(op, pattern, x.shape, tuple(lengths.items()))
-        return _execute(backend, x, recipe, reduction)
+        return _execute(op, backend, x, recipe, reduction, pattern, lengths)
     except TensorOpsError as error:
         raise add_context(error, op, pattern, [original] if not isinstance(original, (list, tuple))
                           else original[:3], lengths) from None
 
 
-def _execute(backend: Backend, x: Any, recipe: Recipe, reduction: Reduction | None) -> Any:
+def _execute(
+    op: str,
+    backend: Backend,
+    x: Any,
+    recipe: Recipe,
+    reduction: Reduction | None,
+    pattern: str,
+    lengths: dict[str, Any],
+) -> Any:
+    """Run `recipe`; a framework's own complaint becomes a TensorOpsError with the context."""
     try:
         return apply_recipe(backend, x, recipe, reduction)
-    except TensorOpsError:
-        raise
-    except (ValueError, RuntimeError, TypeError, IndexError) as error:
-        raise TensorOpsError(f"{backend.name} could not run the recipe: {error}") from None
+    except _FRAMEWORK_ERRORS as error:
+        raise _in_context(error, op, backend, x, pattern, lengths) from None
+
+
+def _in_context(
+    error: Exception, op: str, backend: Backend, x: Any, pattern: str, lengths: dict[str, Any]
+) -> TensorOpsError:
+    if not isinstance(error, TensorOpsError):
+        error = TensorOpsError(f"{backend.name} could not run the recipe: {error}")
+    return add_context(error, op, pattern, [x], lengths)
+
+
+# What a framework raises for input it refuses (dtype without an order, a failing callable).
+_FRAMEWORK_ERRORS = (TensorOpsError, ValueError, RuntimeError, TypeError, IndexError, ArithmeticError)
 
 
 def rearrange(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> ArrayT:
@@ -130,7 +149,10 @@ def rearrange(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> Arr
         recipe = _bind_cached("rearrange", pattern, x.shape, tuple(lengths.items()))  # type: ignore[union-attr]
     except (KeyError, TypeError, TensorOpsError):
         return _run("rearrange", x, pattern, lengths, None)  # type: ignore[no-any-return]
-    return _execute(backend, x, recipe, None)  # type: ignore[no-any-return]
+    try:
+        return apply_recipe(backend, x, recipe, None)  # type: ignore[no-any-return]
+    except _FRAMEWORK_ERRORS as error:
+        raise _in_context(error, "rearrange", backend, x, pattern, lengths) from None
 
 
 def reduce(
@@ -168,7 +190,10 @@ def reduce(
         recipe = _bind_cached("reduce", pattern, x.shape, tuple(lengths.items()))  # type: ignore[union-attr]
     except (KeyError, TypeError, TensorOpsError):
         return _run("reduce", x, pattern, lengths, reduction)  # type: ignore[no-any-return]
-    return _execute(backend, x, recipe, reduction)  # type: ignore[no-any-return]
+    try:
+        return apply_recipe(backend, x, recipe, reduction)  # type: ignore[no-any-return]
+    except _FRAMEWORK_ERRORS as error:
+        raise _in_context(error, "reduce", backend, x, pattern, lengths) from None
 
 
 def _check_reduction(reduction: Any, pattern: Any) -> None:
@@ -209,4 +234,7 @@ def repeat(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> ArrayT
         recipe = _bind_cached("repeat", pattern, x.shape, tuple(lengths.items()))  # type: ignore[union-attr]
     except (KeyError, TypeError, TensorOpsError):
         return _run("repeat", x, pattern, lengths, None)  # type: ignore[no-any-return]
-    return _execute(backend, x, recipe, None)  # type: ignore[no-any-return]
+    try:
+        return apply_recipe(backend, x, recipe, None)  # type: ignore[no-any-return]
+    except _FRAMEWORK_ERRORS as error:
+        raise _in_context(error, "repeat", backend, x, pattern, lengths) from None

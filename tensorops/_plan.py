@@ -149,7 +149,9 @@ def check_pattern(op: str, text: str) -> Pattern:
             )
         _check_term(pattern, terms[0], side)
     left, right = pattern.inputs[0], pattern.outputs[0]
-    if _has_ellipsis(left) != _has_ellipsis(right):
+    # reduce may reduce the axes '...' stands for: then it is on the left only.
+    left_only_ok = op == "reduce" and _has_ellipsis(left)
+    if _has_ellipsis(left) != _has_ellipsis(right) and not left_only_ok:
         term = left if _has_ellipsis(left) else right
         span = next(
             item.span
