@@ -20,10 +20,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import einops  # noqa: E402
-import numpy as np  # noqa: E402
+import einops
+import numpy as np
 
-import tensorops as tops  # noqa: E402
+import tensorops as tops
 
 
 def best_time(fn: Callable[[], Any], repeat: int, number: int) -> float:
@@ -33,7 +33,9 @@ def best_time(fn: Callable[[], Any], repeat: int, number: int) -> float:
     return statistics.median(times) / number * 1e6
 
 
-def cases(xp: str) -> list[tuple[str, str, Callable[[], Any], Callable[[], Any], Callable[[], Any]]]:
+def cases(
+    xp: str,
+) -> list[tuple[str, str, Callable[[], Any], Callable[[], Any], Callable[[], Any]]]:
     """(name, size, tensorops call, einops call, native call) for one framework."""
     if xp == "numpy":
         tiny = np.zeros((2, 3, 4, 4), dtype=np.float32)
@@ -133,8 +135,10 @@ def main() -> None:
         frameworks.append("torch")
     except ImportError:
         print("torch is not installed: NumPy only")
-    print("| framework | case | size | tensorops µs | einops µs | native µs | tops/einops "
-          "| added tops µs | added einops µs |")
+    print(
+        "| framework | case | size | tensorops µs | einops µs | native µs | tops/einops "
+        "| added tops µs | added einops µs |"
+    )
     print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     for xp in frameworks:
         ratios, medium = [], []

@@ -1,4 +1,4 @@
-"""The error tree of tensorops and the one place that formats error messages.
+r"""The error tree of tensorops and the one place that formats error messages.
 
 ```
 ValueError   RuntimeError

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Union
 
 from tensorops._errors import PatternError, Span
 
@@ -51,7 +50,7 @@ class Anon:
 
 
 @dataclass(frozen=True, slots=True)
-class Ellipsis:  # noqa: A001 - the grammar's own name for "..."; never shadows the builtin outside
+class Ellipsis:  # noqa: A001 - the grammar's node for '...'
     """``...``: any number of axes."""
 
     span: Span
@@ -71,7 +70,7 @@ class Star:
     span: Span
 
 
-GroupItem = Union[Axis, Anon, Ellipsis]
+GroupItem = Axis | Anon | Ellipsis
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +81,7 @@ class Group:
     span: Span
 
 
-Element = Union[Axis, Anon, Ellipsis, Group, Skip, Star]
+Element = Axis | Anon | Ellipsis | Group | Skip | Star
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,10 +217,7 @@ class _Parser:
         start = self.tokens[self.pos].span[0] if self.pos < len(self.tokens) else len(self.text)
         while (token := self.peek()) is not None and token.kind not in (",", "->"):
             elements.append(self.element(token))
-        if elements:
-            span = (elements[0].span[0], elements[-1].span[1])
-        else:
-            span = (start, start)
+        span = (elements[0].span[0], elements[-1].span[1]) if elements else (start, start)
         return Term(tuple(elements), span)
 
     def element(self, token: _Token) -> Element:

@@ -8,7 +8,7 @@ validation, error context) happens only on the slow path.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar
 
 from tensorops._backends import _BY_TYPE, get_backend
 from tensorops._backends._base import REDUCTIONS, Backend
@@ -20,7 +20,7 @@ __all__ = ["Reduction", "apply_recipe", "rearrange", "reduce", "repeat"]
 ArrayT = TypeVar("ArrayT")
 
 #: A reduction: a name from ``sum mean max min prod any all`` or ``f(x, axes) -> array``.
-Reduction = Union[str, Callable[[Any, tuple[int, ...]], Any]]
+Reduction = str | Callable[[Any, tuple[int, ...]], Any]
 
 
 def apply_recipe(backend: Backend, x: Any, recipe: Recipe, reduction: Reduction | None) -> Any:
@@ -87,8 +87,13 @@ def _run(
         recipe = bind_recipe(op, pattern, x.shape, tuple(lengths.items()))
         return _execute(op, backend, x, recipe, reduction, pattern, lengths)
     except TensorOpsError as error:
-        raise add_context(error, op, pattern, [original] if not isinstance(original, (list, tuple))
-                          else original[:3], lengths) from None
+        raise add_context(
+            error,
+            op,
+            pattern,
+            [original] if not isinstance(original, (list, tuple)) else original[:3],
+            lengths,
+        ) from None
 
 
 def _execute(
@@ -116,7 +121,14 @@ def _in_context(
 
 
 # What a framework raises for input it refuses (dtype without an order, a failing callable).
-_FRAMEWORK_ERRORS = (TensorOpsError, ValueError, RuntimeError, TypeError, IndexError, ArithmeticError)
+_FRAMEWORK_ERRORS = (
+    TensorOpsError,
+    ValueError,
+    RuntimeError,
+    TypeError,
+    IndexError,
+    ArithmeticError,
+)
 
 
 def rearrange(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> ArrayT:

@@ -106,7 +106,7 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
             size = 1
             for d in shape[position:end]:
                 size *= d
-            flat.append(backend.reshape(x, shape[:position] + (size,) + shape[end:]))
+            flat.append(backend.reshape(x, (*shape[:position], size, *shape[end:])))
         return backend.concat(flat, position), shapes
     except TensorOpsError as error:
         raise add_context(error, "pack", pattern, list(tensors)[:4]) from None
@@ -240,7 +240,7 @@ def _match_shape(pattern: str, term: Term, shape: Shape) -> dict[str, int]:
     if ellipses:
         at = ellipses[0]
         covered = len(shape) - n_fixed
-        dims = dims[:at] + [-1] + dims[at + covered :]
+        dims = [*dims[:at], -1, *dims[at + covered :]]
     for element, length in zip(elements, dims, strict=True):
         if isinstance(element, Axis):
             if element.name in result and result[element.name] != length:

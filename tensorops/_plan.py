@@ -201,9 +201,7 @@ def _check_names(op: str, text: str, left: Term, right: Term) -> None:
                         )
 
 
-def bind_recipe(
-    op: str, text: str, shape: Sequence[int], lengths: LengthItems = ()
-) -> Recipe:
+def bind_recipe(op: str, text: str, shape: Sequence[int], lengths: LengthItems = ()) -> Recipe:
     """The cached recipe of `op` with `text` on an input of `shape`.
 
     Shapes that cannot be hashed (symbolic sizes under a tracing compiler) are
@@ -318,9 +316,7 @@ def _resolve_input(
         elif product != length:
             detail = "*".join(str(known[n]) for n, _s, _l in axes) or "1"
             what = "a unit axis" if not axes else f"{group} = {detail} = {product}"
-            raise ShapeError(
-                f"dimension of length {length} does not match {what}", span=span
-            )
+            raise ShapeError(f"dimension of length {length} does not match {what}", span=span)
     return known
 
 

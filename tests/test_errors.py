@@ -16,7 +16,8 @@ def _error(fn, *args, **kwargs) -> tops.TensorOpsError:  # type: ignore[no-untyp
     with pytest.raises(tops.TensorOpsError) as info:
         fn(*args, **kwargs)
     error = info.value
-    assert isinstance(error, ValueError) and isinstance(error, RuntimeError)
+    assert isinstance(error, ValueError)
+    assert isinstance(error, RuntimeError)
     return error
 
 
@@ -41,7 +42,11 @@ def test_indivisible_length_message_is_exact() -> None:
         (lambda: tops.rearrange(X, "b -> b c"), "axis 'c' is missing on the left", None),
         (lambda: tops.rearrange(X, "b b -> b"), "axis 'b' appears twice on the left", None),
         (lambda: tops.rearrange(X, "b c -> b c c"), "appears twice on the right", None),
-        (lambda: tops.rearrange(X, "b (c d) -> b c d"), "cannot infer the lengths of c and d", None),
+        (
+            lambda: tops.rearrange(X, "b (c d) -> b c d"),
+            "cannot infer the lengths of c and d",
+            None,
+        ),
         (lambda: tops.rearrange(X, "b c -> c b", z=3), "z=3 is given but 'z' is not in", None),
         (lambda: tops.rearrange(X, "b c -> c b", c=4), "does not match c = 4", None),
         (lambda: tops.rearrange(X, "b (c d) -> b c d", c=2.5), "c=2.5 is not an integer", None),
@@ -54,7 +59,11 @@ def test_indivisible_length_message_is_exact() -> None:
         (lambda: tops.rearrange(X, "b (c 3) -> b c 3"), "anonymous axis of length 3", None),
         (lambda: tops.rearrange(X, "b _ -> b _"), "'_' is not allowed in this op", None),
         (lambda: tops.rearrange(X, "b * -> b *"), "'*' is not allowed in this op", None),
-        (lambda: tops.rearrange(X, "b 1 -> b"), "dimension of length 9 does not match a unit", None),
+        (
+            lambda: tops.rearrange(X, "b 1 -> b"),
+            "dimension of length 9 does not match a unit",
+            None,
+        ),
         (lambda: tops.reduce(X, "b c -> b d", "sum"), "axis 'd' is missing on the left", None),
         (lambda: tops.reduce(X, "b c -> b", "median"), "unknown reduction 'median'", None),
         (lambda: tops.reduce(X, "b c -> b", 3), "unknown reduction 3", None),
@@ -85,7 +94,8 @@ def test_error_kinds(call, reason: str, caret: str | None) -> None:  # type: ign
 
 def test_error_names_the_shape_and_lengths() -> None:
     error = _error(tops.rearrange, X, "b (h w) -> b h w", h=4)
-    assert "shape=(4, 9)" in str(error) and "lengths: h=4" in str(error)
+    assert "shape=(4, 9)" in str(error)
+    assert "lengths: h=4" in str(error)
 
 
 def test_hints_teach() -> None:
@@ -103,7 +113,10 @@ def test_hints_teach() -> None:
         (lambda: tops.pack([X], "b b *"), "axis 'b' appears twice"),
         (lambda: tops.pack([X], "b * -> b"), "single term"),
         (lambda: tops.pack([], "b *"), "non-empty list"),
-        (lambda: tops.pack([np.zeros(3)], "a b *"), "has 1 dimensions, the pattern needs at least 2"),
+        (
+            lambda: tops.pack([np.zeros(3)], "a b *"),
+            "has 1 dimensions, the pattern needs at least 2",
+        ),
         (lambda: tops.pack([np.zeros((2, 3)), np.zeros((3, 3))], "b *"), "outside '*'"),
         (lambda: tops.unpack(X, [(4,), (4,)], "b *"), "cover 8 elements along '*'"),
         (lambda: tops.unpack(X, [(-1,), (-1,)], "b *"), "more than one -1"),
@@ -126,7 +139,8 @@ def test_pack_unpack_parse_shape_errors(call, reason: str) -> None:  # type: ign
 def test_errors_pickle_with_their_fields() -> None:
     error = _error(tops.rearrange, X, "b (h w) -> b h w", h=2)
     clone = pickle.loads(pickle.dumps(error))
-    assert type(clone) is type(error) and str(clone) == str(error)
+    assert type(clone) is type(error)
+    assert str(clone) == str(error)
 
 
 def test_bad_input_is_not_modified() -> None:

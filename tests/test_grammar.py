@@ -10,7 +10,8 @@ from tensorops._grammar import Anon, Axis, Ellipsis, Group, Skip, Star, parse_pa
 
 def test_names_integers_groups_and_ellipsis() -> None:
     p = parse_pattern("batch c (h 2) ... 1 () -> x")
-    assert p.outputs is not None and p.arrow == (23, 25)
+    assert p.outputs is not None
+    assert p.arrow == (23, 25)
     (term,) = p.inputs
     kinds = [type(e) for e in term.elements]
     assert kinds == [Axis, Axis, Group, Ellipsis, Anon, Group]
@@ -23,13 +24,15 @@ def test_names_integers_groups_and_ellipsis() -> None:
 
 def test_operands_and_no_arrow() -> None:
     p = parse_pattern("ij , jk")
-    assert p.outputs is None and len(p.inputs) == 2
+    assert p.outputs is None
+    assert len(p.inputs) == 2
     assert [e.name for e in p.inputs[1].elements if isinstance(e, Axis)] == ["jk"]
 
 
 def test_empty_output_and_skip_star() -> None:
     p = parse_pattern("b _ * ->")
-    assert p.outputs is not None and p.outputs[0].elements == ()
+    assert p.outputs is not None
+    assert p.outputs[0].elements == ()
     assert [type(e) for e in p.inputs[0].elements] == [Axis, Skip, Star]
 
 
@@ -80,8 +83,10 @@ def test_syntax_errors(text: str, reason: str, span: tuple[int, int], hint: str 
     assert error.span == span
     assert error.pattern == text
     if hint is not None:
-        assert error.hint is not None and hint in error.hint
-    assert isinstance(error, ValueError) and isinstance(error, RuntimeError)
+        assert error.hint is not None
+        assert hint in error.hint
+    assert isinstance(error, ValueError)
+    assert isinstance(error, RuntimeError)
     assert isinstance(error, TensorOpsError)
 
 

@@ -128,7 +128,9 @@ def test_repeat_matches_einops(
 def test_list_input_is_stacked(backend: Any) -> None:
     xs = [np.full((2, 3), float(i)) for i in range(4)]
     result = tops.rearrange([backend.asarray(x) for x in xs], "n h w -> h (n w)")
-    np.testing.assert_array_equal(backend.to_numpy(result), einops.rearrange(xs, "n h w -> h (n w)"))
+    np.testing.assert_array_equal(
+        backend.to_numpy(result), einops.rearrange(xs, "n h w -> h (n w)")
+    )
     reduced = tops.reduce(tuple(backend.asarray(x) for x in xs), "n h w -> h w", "sum")
     np.testing.assert_array_equal(backend.to_numpy(reduced), np.sum(xs, axis=0))
 
@@ -143,7 +145,7 @@ def test_pack_unpack_round_trip(backend: Any) -> None:
     a, b = tops.unpack(packed, ps, "b * d")
     np.testing.assert_array_equal(backend.to_numpy(a), cls)
     np.testing.assert_array_equal(backend.to_numpy(b), patches)
-    a2, b2 = tops.unpack(packed, [(), (-1, 4)], "b * d")
+    _a2, b2 = tops.unpack(packed, [(), (-1, 4)], "b * d")
     np.testing.assert_array_equal(backend.to_numpy(b2), patches)
 
 
@@ -185,7 +187,8 @@ def test_rearrange_returns_a_view_on_torch() -> None:
     torch = pytest.importorskip("torch")
     x = torch.zeros(2, 3, 4, 5)
     y = tops.rearrange(x, "b c h w -> b h w c")
-    assert y.data_ptr() == x.data_ptr() and y._base is x
+    assert y.data_ptr() == x.data_ptr()
+    assert y._base is x
 
 
 def test_repeat_broadcasts_without_copying() -> None:
@@ -200,7 +203,8 @@ def test_repeat_broadcasts_without_copying_on_torch() -> None:
     torch = pytest.importorskip("torch")
     x = torch.arange(12.0).reshape(3, 4)
     y = tops.repeat(x, "h w -> c h w", c=1000)
-    assert y.stride()[0] == 0 and y.data_ptr() == x.data_ptr()
+    assert y.stride()[0] == 0
+    assert y.data_ptr() == x.data_ptr()
 
 
 def test_non_contiguous_and_negative_strides(backend: Any) -> None:
@@ -287,7 +291,7 @@ def test_concurrent_use_from_eight_threads() -> None:
                 np.testing.assert_array_equal(got, einops.reduce(x, "b c h (w 2) -> b h w", "max"))
                 got = tops.rearrange(x, "b c h w -> (w b) c h")
                 np.testing.assert_array_equal(got, einops.rearrange(x, "b c h w -> (w b) c h"))
-        except BaseException as error:  # noqa: BLE001 - collected and re-raised in the main thread
+        except BaseException as error:
             errors.append(error)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]

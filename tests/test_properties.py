@@ -34,7 +34,7 @@ def test_rearrange_matches_einops(data: st.DataObject) -> None:
 def test_inverse_pattern_gives_identity(data: st.DataObject) -> None:
     case = data.draw(cases())
     right = data.draw(regroupings(case.axes))
-    lengths = {name: length for name, length in case.axes}
+    lengths = dict(case.axes)
     x = np.arange(int(np.prod(case.shape)), dtype=np.int32).reshape(case.shape)
     y = tops.rearrange(x, f"{case.left()} -> {right}", **lengths)
     back = tops.rearrange(y, f"{right} -> {case.left()}", **lengths)
@@ -89,6 +89,4 @@ def test_ellipsis_and_explicit_forms_agree(data: st.DataObject) -> None:
         a = tops.rearrange(x, ellipsis)
         np.testing.assert_array_equal(a, np.moveaxis(x, 0, -1))
     x = np.arange(int(np.prod(case.shape))).reshape(case.shape)
-    np.testing.assert_array_equal(
-        tops.rearrange(x, explicit), einops.rearrange(x, explicit)
-    )
+    np.testing.assert_array_equal(tops.rearrange(x, explicit), einops.rearrange(x, explicit))
