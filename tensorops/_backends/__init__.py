@@ -1,0 +1,166 @@
+"""Find the adapter for an array: one dict lookup on ``type(x)`` once a type has been seen.
+
+```
+get_backend(x)
+  |-- numpy.ndarray, NumPy scalars          -> NumpyBackend      (direct numpy calls)
+  |-- torch.Tensor and subclasses           -> TorchBackend      (direct torch calls)
+  `-- anything with __array_namespace__, or
+      known to array_api_compat             -> ArrayApiBackend(xp), one per namespace
+```
+
+torch is recognized through ``sys.modules`` without importing it: if torch has
+not been imported, ``x`` cannot be a tensor. ``array_api_compat`` is imported on
+the first unknown type only. Importing this package imports numpy and nothing else.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from .._errors import BackendError, TensorOpsError
+from ._array_api import ArrayApiBackend
+from ._base import REDUCTIONS, Backend
+from ._numpy import NumpyBackend
+
+__all__ = [
+    "REDUCTIONS",
+    "ArrayApiBackend",
+    "Backend",
+    "BackendError",
+    "backend_for_name",
+    "backend_for_namespace",
+    "get_backend",
+    "import_torch",
+]
+
+_SUPPORTED = (
+    "numpy.ndarray, torch.Tensor, or an array with __array_namespace__ "
+    "(JAX, CuPy, Dask, array-api-strict)"
+)
+_TORCH_EXTRA = 'pip install "tensorops[torch]"'
+
+NUMPY_BACKEND = NumpyBackend()
+
+#: type(x) -> adapter. The hot path reads it directly: ``_BY_TYPE[type(x)]``.
+_BY_TYPE: dict[type, Backend] = {np.ndarray: NUMPY_BACKEND}
+#: array namespace module -> its one adapter.
+_BY_NAMESPACE: dict[Any, ArrayApiBackend] = {}
+_TORCH_BACKEND: list[Backend] = []
+
+# Types that are never arrays: rejected without importing array_api_compat.
+_NOT_ARRAYS = (str, bytes, list, tuple, dict, set, int, float, complex, type(None))
+
+
+def get_backend(x: Any) -> Backend:
+    """The adapter for ``x``'s array family; a cache hit is one dict lookup.
+
+    Raises:
+        BackendError: ``x`` is not an array of a supported family.
+    """
+    try:
+        return _BY_TYPE[type(x)]
+    except KeyError:
+        return _detect(x)
+
+
+def _detect(x: Any) -> Backend:
+    cls = type(x)
+    backend: Backend
+    if isinstance(x, np.ndarray) or (
+        # np.str_ / np.bytes_ / np.void scalars are strings and records, not numbers.
+        isinstance(x, np.generic) and not isinstance(x, np.flexible)
+    ):
+        backend = NUMPY_BACKEND
+    elif "torch" in sys.modules and isinstance(x, sys.modules["torch"].Tensor):
+        backend = _torch_backend()
+    elif isinstance(x, _NOT_ARRAYS):
+        raise _unsupported(x)
+    else:
+        backend = backend_for_namespace(_namespace_of(x))
+    _BY_TYPE[cls] = backend
+    return backend
+
+
+def _namespace_of(x: Any) -> Any:
+    try:
+        from array_api_compat import array_namespace
+    except ImportError:  # pragma: no cover - array_api_compat is a dependency
+        pass
+    else:
+        try:
+            return array_namespace(x)
+        except TypeError:
+            pass  # not an array to array_api_compat; look for the protocol ourselves
+        except Exception as error:  # raised by x.__array_namespace__: report, don't leak
+            raise _broken_namespace(x, error) from None
+    namespace = getattr(x, "__array_namespace__", None)
+    if namespace is None:
+        raise _unsupported(x)
+    try:
+        return namespace()
+    except Exception as error:  # a foreign method: report, don't leak
+        raise _broken_namespace(x, error) from None
+
+
+def _broken_namespace(x: Any, error: Exception) -> BackendError:
+    return BackendError(
+        f"unsupported input type {type(x).__name__}: its __array_namespace__() failed "
+        f"({error}); expected {_SUPPORTED}"
+    )
+
+
+def _unsupported(x: Any) -> BackendError:
+    hint = None
+    if isinstance(x, (list, tuple)):
+        hint = "pass an array, e.g. numpy.asarray(x)"
+    return BackendError(
+        f"unsupported input type {type(x).__name__}: expected {_SUPPORTED}", hint=hint
+    )
+
+
+def backend_for_namespace(xp: Any) -> ArrayApiBackend:
+    """The one generic adapter bound to the array namespace ``xp``."""
+    backend = _BY_NAMESPACE.get(xp)
+    if backend is None:
+        backend = _BY_NAMESPACE[xp] = ArrayApiBackend(xp)
+    return backend
+
+
+def import_torch(purpose: str = "the torch backend") -> Any:
+    """``import torch``, or a TensorOpsError naming the pip extra when it is missing."""
+    try:
+        import torch
+    except ImportError:
+        raise TensorOpsError(
+            f"{purpose} needs PyTorch, which is not installed: {_TORCH_EXTRA}",
+            hint=_TORCH_EXTRA,
+        ) from None
+    return torch
+
+
+def _torch_backend() -> Backend:
+    if not _TORCH_BACKEND:
+        from ._torch import TorchBackend
+
+        _TORCH_BACKEND.append(TorchBackend())
+    return _TORCH_BACKEND[0]
+
+
+def backend_for_name(name: str) -> Backend:
+    """The adapter called ``name``: ``"numpy"`` or ``"torch"``.
+
+    Raises:
+        TensorOpsError: unknown name, or ``"torch"`` when PyTorch is not installed.
+    """
+    if name == "numpy":
+        return NUMPY_BACKEND
+    if name == "torch":
+        import_torch()
+        return _torch_backend()
+    raise TensorOpsError(
+        f"unknown backend {name!r}: expected 'numpy' or 'torch'",
+        hint="for other libraries pass one of their arrays; the backend follows its type",
+    )

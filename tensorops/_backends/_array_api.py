@@ -1,0 +1,123 @@
+"""The generic adapter: any array library that follows the Python array API standard.
+
+One :class:`ArrayApiBackend` is bound to one namespace ``xp`` (``jax.numpy``,
+``array_api_strict``, ``array_api_compat.dask.array``, ``array_api_compat.cupy``,
+...). The ops use only functions of the standard, so Dask arrays stay lazy: every
+method builds task graph and nothing is computed. Per-library special cases are
+kept small and commented where they occur.
+
+This module imports only numpy; the namespace is handed in by the registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._errors import TensorOpsError
+from ._numpy import split_by_slicing
+
+__all__ = ["ArrayApiBackend"]
+
+_FRAMEWORK_ERRORS = (TypeError, ValueError, RuntimeError, IndexError)
+
+
+class ArrayApiBackend:
+    """Primitives for the arrays of one array-API namespace ``xp``."""
+
+    __slots__ = ("_is_cupy", "_is_dask", "_linalg_diagonal", "namespace", "xp")
+    name: str = "array_api"
+
+    def __init__(self, xp: Any) -> None:
+        self.xp = xp
+        #: the namespace's module name, for messages: "jax.numpy", "array_api_strict", ...
+        self.namespace: str = getattr(xp, "__name__", type(xp).__name__)
+        self._is_dask = self.namespace in ("dask.array", "array_api_compat.dask.array")
+        self._is_cupy = self.namespace in ("cupy", "array_api_compat.cupy")
+        # `diagonal` is in the optional linalg extension only; without it we fall back to
+        # a strided slice of the flattened last two axes (see `diagonal`).
+        linalg = getattr(xp, "linalg", None)
+        self._linalg_diagonal: Callable[[Any], Any] | None = getattr(linalg, "diagonal", None)
+
+    def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
+        if self._is_dask and 0 in x.shape and -1 not in shape:
+            # Dask cannot reshape empty arrays split into several chunks
+            # (https://github.com/dask/dask/issues/2561); an empty result holds no data.
+            return self.xp.empty(shape, dtype=x.dtype)
+        if self._is_dask:
+            try:
+                return self.xp.reshape(x, shape)
+            except NotImplementedError:
+                # Dask reshapes only by merging or splitting existing axes evenly; its
+                # message suggests several passes: merge everything, then split.
+                return self.xp.reshape(self.xp.reshape(x, (-1,)), shape)
+        return self.xp.reshape(x, shape)
+
+    def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
+        return self.xp.permute_dims(x, axes)
+
+    def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
+        if not axes:
+            return x
+        try:
+            return getattr(self.xp, reduction)(x, axis=axes)
+        except _FRAMEWORK_ERRORS as error:
+            # e.g. array-api-strict refuses the mean of an integer array (the standard
+            # defines mean for floating-point dtypes only).
+            raise TensorOpsError(
+                f"cannot take the {reduction} over axes {axes} of a {self.namespace} array "
+                f"with shape {tuple(x.shape)} and dtype {x.dtype}: {error}"
+            ) from None
+
+    def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
+        return self.xp.broadcast_to(x, shape)
+
+    def stack(self, xs: Sequence[Any]) -> Any:
+        return self.xp.stack(list(xs), axis=0)
+
+    def concat(self, xs: Sequence[Any], axis: int) -> Any:
+        return self.xp.concat(list(xs), axis=axis)
+
+    def split(self, x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
+        # The standard has no split with sizes; basic slicing is standard and gives views.
+        return split_by_slicing(x, sizes, axis)
+
+    def matmul(self, a: Any, b: Any) -> Any:
+        return self.xp.matmul(a, b)
+
+    def multiply(self, a: Any, b: Any) -> Any:
+        return self.xp.multiply(a, b)
+
+    def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
+        ndim = len(x.shape)
+        axis1 %= ndim
+        axis2 %= ndim
+        order = (*(i for i in range(ndim) if i not in (axis1, axis2)), axis1, axis2)
+        if order != tuple(range(ndim)):
+            x = self.xp.permute_dims(x, order)
+        if self._linalg_diagonal is not None:
+            return self._linalg_diagonal(x)
+        # Without the linalg extension: in the flattened (n * n) last axis the diagonal is
+        # every (n + 1)-th element, and a step slice is standard.
+        n = x.shape[-1]
+        flat = self.xp.reshape(x, (*x.shape[:-2], n * n))
+        return flat[..., :: n + 1]
+
+    def to_numpy(self, x: Any) -> Any:
+        if self._is_dask:
+            # Asking for values is asking for the computation.
+            return np.asarray(x.compute())
+        if self._is_cupy:
+            # CuPy refuses implicit device-to-host copies (np.asarray raises); .get() copies.
+            return x.get()
+        try:
+            # Zero-copy for host memory. The producer decides whether the view is
+            # writable: JAX arrays are immutable and come back read-only.
+            return np.from_dlpack(x)
+        except Exception:  # each producer raises its own type for "not on host"
+            return np.asarray(x)
+
+    def __repr__(self) -> str:
+        return f"ArrayApiBackend({self.namespace})"

@@ -1,0 +1,95 @@
+"""The NumPy adapter: direct numpy calls, the fastest path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._errors import TensorOpsError
+
+__all__ = ["NumpyBackend", "split_by_slicing"]
+
+# The ufunc reductions skip the array-function dispatch of np.sum & co.: a cache hit on a
+# tiny array spends most of its time there otherwise.
+_REDUCE: dict[str, Callable[..., Any]] = {
+    "sum": np.add.reduce,
+    "mean": np.mean,
+    "max": np.maximum.reduce,
+    "min": np.minimum.reduce,
+    "prod": np.multiply.reduce,
+    "any": np.logical_or.reduce,
+    "all": np.logical_and.reduce,
+}
+
+
+def split_by_slicing(x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
+    """Consecutive pieces of ``x`` along ``axis`` by basic slicing (views in every library).
+
+    The index ends with ``...``: the array API standard requires every axis to be covered.
+    """
+    if axis < 0:
+        axis += len(x.shape)
+    lead = (slice(None),) * axis
+    pieces = []
+    start = 0
+    for size in sizes:
+        index = (*lead, slice(start, start + size), ...)
+        pieces.append(x[index])
+        start += size
+    return pieces
+
+
+class NumpyBackend:
+    """Primitives for ``numpy.ndarray`` (and NumPy scalars, treated as 0-d arrays)."""
+
+    __slots__ = ()
+    name: str = "numpy"
+
+    # Methods, not np.reshape / np.transpose: the functions add array-function dispatch,
+    # which costs more than the call itself on small arrays. NumPy scalars have both methods.
+    def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
+        return x.reshape(shape)
+
+    def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
+        return x.transpose(axes)
+
+    def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
+        function = _REDUCE[reduction]
+        try:
+            return function(x, axis=axes)
+        except (ValueError, TypeError) as error:
+            # e.g. max of an empty axis: "zero-size array to reduction operation ..."
+            raise TensorOpsError(
+                f"cannot take the {reduction} over axes {axes} of a numpy array with "
+                f"shape {np.shape(x)} and dtype {np.asarray(x).dtype}: {error}"
+            ) from None
+
+    def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
+        # A read-only view: nobody writes through the broadcast alias by accident.
+        return np.broadcast_to(x, shape)
+
+    def stack(self, xs: Sequence[Any]) -> Any:
+        return np.stack(xs)
+
+    def concat(self, xs: Sequence[Any], axis: int) -> Any:
+        return np.concatenate(xs, axis=axis)
+
+    def split(self, x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
+        return split_by_slicing(np.asarray(x), sizes, axis)
+
+    def matmul(self, a: Any, b: Any) -> Any:
+        return np.matmul(a, b)
+
+    def multiply(self, a: Any, b: Any) -> Any:
+        return np.multiply(a, b)
+
+    def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
+        return np.diagonal(x, axis1=axis1, axis2=axis2)
+
+    def to_numpy(self, x: Any) -> Any:
+        return np.asarray(x)
+
+    def __repr__(self) -> str:
+        return "NumpyBackend()"
