@@ -87,13 +87,11 @@ def _run(
         recipe = bind_recipe(op, pattern, x.shape, tuple(lengths.items()))
         return _execute(op, backend, x, recipe, reduction, pattern, lengths)
     except TensorOpsError as error:
-        raise add_context(
-            error,
-            op,
-            pattern,
-            [original] if not isinstance(original, (list, tuple)) else original[:3],
-            lengths,
-        ) from None
+        if not isinstance(pattern, str):
+            # Arguments swapped or a non-string pattern: quoting it would print array values.
+            raise add_context(error, op) from None
+        inputs = original[:3] if isinstance(original, (list, tuple)) else [original]
+        raise add_context(error, op, pattern, inputs, lengths) from None
 
 
 def _execute(

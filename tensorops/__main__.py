@@ -1,0 +1,280 @@
+"""The ``tensorops`` command line: explain a pattern, plan a contraction, run the benchmarks.
+
+Usage::
+
+    tensorops explain "b c (h w) -> b h w c" --shape 2,3,64 --len h=8
+    tensorops explain "b c (h 2) (w 2) -> b c h w" --shape 8,3,32,32 --reduction max
+    tensorops path "ij,jk,kl->il" --shapes 2x3,3x4,4x5 --strategy optimal
+    tensorops bench --quick
+
+``python -m tensorops`` is the same program. Bad arguments print a one-line
+error on stderr and exit with status 2; ``--verbose`` prints the full message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+__all__ = ["main"]
+
+
+class _UsageError(Exception):
+    """A bad command line; reported as one line on stderr, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(message)
+
+
+def _parse_shape(text: str) -> tuple[int, ...]:
+    """``"8,3,32,32"`` or ``"8x3x32x32"`` -> ``(8, 3, 32, 32)``; ``"()"`` is a scalar."""
+    text = text.strip()
+    if text in ("", "()"):
+        return ()
+    separator = "x" if "x" in text else ","
+    try:
+        dims = tuple(int(part) for part in text.strip("()").split(separator))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"bad shape {text!r}: expected integers such as 8,3,32,32"
+        ) from None
+    if any(d < 0 for d in dims):
+        raise argparse.ArgumentTypeError(f"bad shape {text!r}: lengths are >= 0")
+    return dims
+
+
+def _parse_shapes(text: str) -> list[tuple[int, ...]]:
+    """``"2x3,3x4"`` -> ``[(2, 3), (3, 4)]``: operands split by ``,``, dims by ``x``."""
+    parts = [part.strip() for part in text.split(",")]
+    shapes = []
+    for part in parts:
+        try:
+            dims = () if part in ("", "()") else tuple(int(d) for d in part.split("x"))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"bad shapes {text!r}: expected operands like 2x3,3x4"
+            ) from None
+        if any(d < 0 for d in dims):
+            raise argparse.ArgumentTypeError(f"bad shapes {text!r}: lengths are >= 0")
+        shapes.append(dims)
+    return shapes
+
+
+def _parse_length(text: str) -> tuple[str, int]:
+    """``"h=4"`` -> ``("h", 4)``."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip().isidentifier():
+        raise argparse.ArgumentTypeError(f"bad axis length {text!r}: expected NAME=INT, e.g. h=4")
+    try:
+        return name.strip(), int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"bad axis length {text!r}: {value!r} is not an integer"
+        ) from None
+
+
+def _memory_limit(text: str) -> int:
+    try:
+        value = int(float(text)) if "e" in text.lower() else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad memory limit {text!r}: expected elements") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"bad memory limit {text!r}: must be > 0")
+    return value
+
+
+def _build_parser() -> _Parser:
+    common = _Parser(add_help=False)
+    common.add_argument("-v", "--verbose", action="store_true", help="print full error messages")
+    parser = _Parser(
+        prog="tensorops",
+        description="Explain tensorops patterns, plan einsum contractions, run the benchmarks.",
+        parents=[common],
+    )
+    from tensorops import __version__
+
+    parser.add_argument("--version", action="version", version=f"tensorops {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    explain = commands.add_parser(
+        "explain", parents=[common], help="show the steps of a pattern with the shape after each"
+    )
+    explain.add_argument("pattern", help='e.g. "b c (h w) -> b h w c"')
+    given = explain.add_mutually_exclusive_group(required=True)
+    given.add_argument("--shape", type=_parse_shape, help="input shape, e.g. 8,3,32,32")
+    given.add_argument("--shapes", type=_parse_shapes, help="einsum operand shapes, e.g. 2x3,3x4")
+    explain.add_argument(
+        "--len",
+        dest="lengths",
+        action="append",
+        type=_parse_length,
+        default=[],
+        metavar="NAME=INT",
+        help="an axis length (repeatable)",
+    )
+    explain.add_argument("--op", choices=["rearrange", "reduce", "repeat", "einsum"])
+    explain.add_argument(
+        "--reduction", help="for reduce: sum mean max min prod any all (default: sum)"
+    )
+
+    path = commands.add_parser(
+        "path", parents=[common], help="print the contraction plan of an einsum equation"
+    )
+    path.add_argument("equation", help='e.g. "ij,jk,kl->il"')
+    path.add_argument(
+        "--shapes", type=_parse_shapes, required=True, help="operand shapes, e.g. 2x3,3x4,4x5"
+    )
+    path.add_argument(
+        "--strategy", help="auto (default), optimal, dp, greedy, or a path such as '[(0, 1)]'"
+    )
+    path.add_argument(
+        "--memory-limit", type=_memory_limit, metavar="N", help="largest intermediate (elements)"
+    )
+
+    bench = commands.add_parser(
+        "bench", parents=[common], help="run the scripts in benchmarks/ and print their tables"
+    )
+    bench.add_argument("--quick", action="store_true", help="fewer repeats, smaller sizes")
+    bench.add_argument("--dir", type=Path, help="the benchmarks directory (default: found)")
+    return parser
+
+
+def _run_explain(args: argparse.Namespace) -> int:
+    import tensorops as tops
+
+    shape: Any = args.shape if args.shape is not None else args.shapes
+    if args.shapes is not None and args.op is None:
+        args.op = "einsum"
+    text = tops.explain(
+        args.pattern, shape, op=args.op, reduction=args.reduction, **dict(args.lengths)
+    )
+    print(text)
+    return 0
+
+
+def _run_path(args: argparse.Namespace) -> int:
+    import tensorops as tops
+
+    options: dict[str, Any] = {}
+    if args.strategy is not None:
+        options["strategy"] = args.strategy
+        if args.strategy.lstrip().startswith("["):  # an explicit path: "[(0, 1), (0, 1)]"
+            try:
+                options["strategy"] = [tuple(step) for step in ast.literal_eval(args.strategy)]
+            except (ValueError, TypeError, SyntaxError):
+                raise _UsageError(
+                    f"bad path {args.strategy!r}: expected a list of tuples, e.g. '[(0, 1)]'"
+                ) from None
+    if args.memory_limit is not None:
+        options["memory_limit"] = args.memory_limit
+    einsum_path: Any = getattr(tops, "einsum_path", None)
+    if einsum_path is None:  # pragma: no cover - only in a partial installation
+        raise _UsageError("einsum_path is not available in this installation")
+    from tensorops._errors import TensorOpsError
+
+    try:
+        plan = einsum_path(args.equation, *args.shapes, **options)
+    except TensorOpsError as error:
+        error.inputs = tuple(f"shape={shape}" for shape in args.shapes)
+        raise
+    print(str(plan).rstrip("\n"))
+    return 0
+
+
+def find_benchmarks(start: Path | None = None) -> Path | None:
+    """The ``benchmarks/`` directory next to the package (a source tree) or under `start`."""
+    candidates = [Path(__file__).resolve().parent.parent / "benchmarks"]
+    candidates.append((start or Path.cwd()) / "benchmarks")
+    for candidate in candidates:
+        if candidate.is_dir() and any(candidate.glob("*.py")):
+            return candidate
+    return None
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    directory = args.dir if args.dir is not None else find_benchmarks()
+    if directory is None or not directory.is_dir():
+        where = f" in {args.dir}" if args.dir is not None else ""
+        print(
+            f"tensorops: error: no benchmarks directory found{where}; run from a source "
+            "checkout, or pass --dir",
+            file=sys.stderr,
+        )
+        return 2
+    scripts = sorted(p for p in directory.glob("*.py") if not p.name.startswith("_"))
+    if not scripts:
+        print(f"tensorops: error: no benchmark scripts in {directory}", file=sys.stderr)
+        return 2
+    failed = []
+    for script in scripts:
+        print(f"## {script.name}", flush=True)
+        command = [sys.executable, str(script)] + (["--quick"] if args.quick else [])
+        # Stream the script's output line by line: a full run takes minutes.
+        with subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        ) as process:
+            assert process.stdout is not None
+            for line in process.stdout:
+                print(line, end="", flush=True)
+        if process.returncode != 0:
+            failed.append(script.name)
+        print()
+    if failed:
+        print(f"tensorops: error: failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with `argv` (default ``sys.argv[1:]``); returns the exit status.
+
+    Examples:
+        >>> main(["explain", "a b -> b a", "--shape", "2,3"])
+        rearrange "a b -> b a" on (2, 3)
+          input          (2, 3)   a b
+          permute (1,0)  (3, 2)   b a
+          output         (3, 2)   b a
+        0
+    """
+    from tensorops._errors import TensorOpsError
+
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    verbose = "-v" in arguments or "--verbose" in arguments
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(arguments)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return 2
+        handler = {"explain": _run_explain, "path": _run_path, "bench": _run_bench}
+        return handler[args.command](args)
+    except SystemExit as exit_:  # --help and --version
+        return exit_.code if isinstance(exit_.code, int) else 0
+    except _UsageError as error:
+        _report(str(error), verbose)
+        return 2
+    except TensorOpsError as error:
+        _report(str(error), verbose)
+        return 2
+
+
+def _report(message: str, verbose: bool) -> None:
+    lines = message.splitlines() or ["error"]
+    if verbose:
+        text = message
+    elif len(lines) > 1:
+        text = f"{lines[0]} (--verbose for the full message)"
+    else:
+        text = lines[0]
+    print(f"tensorops: error: {text}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

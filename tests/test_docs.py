@@ -1,0 +1,130 @@
+"""Every ```python block in docs/*.md runs, page by page, in one namespace per page.
+
+* A block preceded by a ``<!-- skip -->`` line is not run (GPU-only code, shell sessions).
+* A block that mentions torch, jax, dask, array_api_strict or cupy is skipped when
+  that library is not installed.
+* A block followed by an ``<!-- output -->`` line and a ```text block must print
+  exactly that text: the error catalogue cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+OPTIONAL = ("torch", "jax", "dask", "distributed", "array_api_strict", "cupy")
+_FENCE = re.compile(r"^```(\w*)\s*$")
+
+
+@dataclass
+class Block:
+    line: int
+    code: str
+    skip: bool
+    expected: str | None
+
+
+def extract_blocks(text: str) -> list[Block]:
+    """The ```python blocks of a markdown page, with their skip marker and expected output."""
+    lines = text.splitlines()
+    blocks: list[Block] = []
+    i = 0
+    while i < len(lines):
+        match = _FENCE.match(lines[i].strip())
+        if match and match.group(1) == "python":
+            start = i
+            body: list[str] = []
+            i += 1
+            while i < len(lines) and lines[i].strip() != "```":
+                body.append(lines[i])
+                i += 1
+            previous = [line.strip() for line in lines[:start] if line.strip()]
+            skip = bool(previous) and previous[-1] == "<!-- skip -->"
+            expected, i = _expected_output(lines, i + 1)
+            blocks.append(Block(start + 1, "\n".join(body) + "\n", skip, expected))
+        else:
+            i += 1
+    return blocks
+
+
+def _expected_output(lines: list[str], i: int) -> tuple[str | None, int]:
+    j = i
+    while j < len(lines) and not lines[j].strip():
+        j += 1
+    if j >= len(lines) or lines[j].strip() != "<!-- output -->":
+        return None, i
+    j += 1
+    while j < len(lines) and not lines[j].strip():
+        j += 1
+    assert lines[j].strip() == "```text", f"<!-- output --> must precede a ```text block: {j + 1}"
+    out: list[str] = []
+    j += 1
+    while lines[j].strip() != "```":
+        out.append(lines[j])
+        j += 1
+    return "\n".join(out) + "\n", j + 1
+
+
+def _missing(code: str) -> list[str]:
+    return [
+        name
+        for name in OPTIONAL
+        if re.search(rf"\b{name}\b", code) and importlib.util.find_spec(name) is None
+    ]
+
+
+PAGES = sorted(DOCS.glob("*.md"))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_code_blocks_run(page: Path) -> None:
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    failures: list[str] = []
+    for block in extract_blocks(page.read_text(encoding="utf-8")):
+        if block.skip or _missing(block.code):
+            continue
+        where = f"{page.name}:{block.line}"
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            try:
+                exec(compile(block.code, where, "exec"), namespace)
+            except Exception as error:
+                failures.append(f"{where}: {type(error).__name__}: {error}")
+                continue
+        if block.expected is not None and out.getvalue() != block.expected:
+            failures.append(f"{where}: printed\n{out.getvalue()}expected\n{block.expected}")
+    assert not failures, "\n\n".join(failures)
+
+
+def test_every_page_is_in_the_nav() -> None:
+    nav = (DOCS.parent / "mkdocs.yml").read_text(encoding="utf-8")
+    for page in PAGES:
+        assert f" {page.name}" in nav, f"{page.name} is not in mkdocs.yml nav"
+
+
+def test_extract_blocks() -> None:
+    text = "\n".join(
+        [
+            "<!-- skip -->",
+            "```python",
+            "x = 1",
+            "```",
+            "```python",
+            "print(2)",
+            "```",
+            "<!-- output -->",
+            "```text",
+            "2",
+            "```",
+        ]
+    )
+    first, second = extract_blocks(text)
+    assert (first.skip, first.code, first.expected) == (True, "x = 1\n", None)
+    assert (second.skip, second.code, second.expected) == (False, "print(2)\n", "2\n")
