@@ -1,0 +1,155 @@
+"""Einsum execution: tensorops against numpy.einsum, opt_einsum and torch.einsum.
+
+Each framework runs in its own subprocess: NumPy's and PyTorch's thread pools slow
+each other down when they share a process. Prints a markdown table of medians, the
+ratios (peer time / tensorops time: above 1 means tensorops is faster) and their
+geometric means.
+
+Usage::
+
+    python benchmarks/einsum.py            # full run
+    python benchmarks/einsum.py --quick    # under a minute
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+# name -> (equation, shapes)
+CASES: dict[str, tuple[str, list[tuple[int, ...]]]] = {
+    "attention": ("bhid,bhjd->bhij", [(8, 8, 256, 64), (8, 8, 256, 64)]),
+    "chain4": ("ij,jk,kl,lm->im", [(64, 512), (512, 32), (32, 400), (400, 128)]),
+    "bilinear": ("bi,ij,bj->b", [(512, 256), (256, 256), (512, 256)]),
+    "ijk,jkl->il": ("ijk,jkl->il", [(64, 48, 48), (48, 48, 64)]),
+    "iij,jk->ik": ("iij,jk->ik", [(96, 96, 128), (128, 96)]),
+    "chain3 8x8 (overhead)": ("ij,jk,kl->il", [(8, 8), (8, 8), (8, 8)]),
+}
+
+
+#: numpy.einsum(optimize=False) is skipped above this many FLOPs (it would take minutes).
+NAIVE_LIMIT = 2 * 10**9
+
+
+def measure(function: Callable[[], Any], budget: float) -> float:
+    """Median seconds per call, timed in batches that take about ``budget / 7`` each."""
+    function()
+    start = time.perf_counter()
+    function()
+    once = max(time.perf_counter() - start, 1e-7)
+    number = max(1, int(budget / 7 / once))
+    samples = []
+    for _ in range(7):
+        start = time.perf_counter()
+        for _ in range(number):
+            function()
+        samples.append((time.perf_counter() - start) / number)
+    return statistics.median(samples)
+
+
+def run_numpy(budget: float) -> dict[str, dict[str, float]]:
+    import numpy as np
+    import opt_einsum
+
+    import tensorops as tops
+
+    rng = np.random.default_rng(0)
+    results: dict[str, dict[str, float]] = {}
+    for name, (equation, shapes) in CASES.items():
+        arrays = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+        expected = np.einsum(equation, *arrays, optimize=True)
+        np.testing.assert_allclose(tops.einsum(equation, *arrays), expected, rtol=2e-3, atol=1e-2)
+        naive = tops.einsum_path(equation, *arrays).naive_flops
+        results[name] = {
+            "tensorops": measure(lambda e=equation, a=arrays: tops.einsum(e, *a), budget),
+            # A one-loop contraction of a long chain takes minutes: not measured.
+            "numpy optimize=False": math.nan
+            if naive > NAIVE_LIMIT
+            else measure(lambda e=equation, a=arrays: np.einsum(e, *a, optimize=False), budget),
+            "numpy optimize=True": measure(
+                lambda e=equation, a=arrays: np.einsum(e, *a, optimize=True), budget
+            ),
+            "opt_einsum": measure(lambda e=equation, a=arrays: opt_einsum.contract(e, *a), budget),
+        }
+    return results
+
+
+def run_torch(budget: float) -> dict[str, dict[str, float]]:
+    import torch
+
+    import tensorops as tops
+
+    torch.manual_seed(0)
+    results: dict[str, dict[str, float]] = {}
+    with torch.inference_mode():
+        for name, (equation, shapes) in CASES.items():
+            arrays = [torch.randn(shape) for shape in shapes]
+            expected = torch.einsum(equation, *arrays)
+            torch.testing.assert_close(
+                tops.einsum(equation, *arrays), expected, rtol=2e-3, atol=1e-2
+            )
+            results[name] = {
+                "tensorops": measure(lambda e=equation, a=arrays: tops.einsum(e, *a), budget),
+                "torch.einsum": measure(lambda e=equation, a=arrays: torch.einsum(e, *a), budget),
+            }
+    return results
+
+
+def _format(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    return f"{seconds * 1e3:.2f} ms"
+
+
+def table(framework: str, results: dict[str, dict[str, float]]) -> str:
+    peers = [peer for peer in next(iter(results.values())) if peer != "tensorops"]
+    header = ["case", "tensorops", *(f"{peer} (ratio)" for peer in peers)]
+    lines = [f"### {framework}", "", "| " + " | ".join(header) + " |"]
+    lines.append("|" + "---|" * len(header))
+    ratios: dict[str, list[float]] = {peer: [] for peer in peers}
+    for name, times in results.items():
+        row = [name, _format(times["tensorops"])]
+        for peer in peers:
+            if math.isnan(times[peer]):
+                row.append("not run (minutes)")
+                continue
+            ratio = times[peer] / times["tensorops"]
+            ratios[peer].append(ratio)
+            row.append(f"{_format(times[peer])} ({ratio:.2f}x)")
+        lines.append("| " + " | ".join(row) + " |")
+    means = [
+        f"{math.exp(statistics.fmean(math.log(r) for r in ratios[peer])):.2f}x" for peer in peers
+    ]
+    lines.append("| geometric mean of ratios | | " + " | ".join(means) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="short timings (< 60 s in all)")
+    parser.add_argument("--worker", choices=["numpy", "torch"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    budget = 0.15 if args.quick else 1.0
+    if args.worker:
+        run = run_numpy if args.worker == "numpy" else run_torch
+        print(json.dumps(run(budget)))
+        return
+    print("ratio = peer time / tensorops time (above 1: tensorops is faster); float32, CPU\n")
+    for framework in ("numpy", "torch"):
+        command = [sys.executable, __file__, "--worker", framework]
+        if args.quick:
+            command.append("--quick")
+        output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        print(table(framework, json.loads(output)))
+        print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,7 @@
+"""Einsum: notation, path planning, cost model and execution on any backend."""
+
+from tensorops._einsum._api import ContractionPlan as ContractionPlan
+from tensorops._einsum._api import einsum as einsum
+from tensorops._einsum._api import einsum_path as einsum_path
+
+__all__ = ["ContractionPlan", "einsum", "einsum_path"]

@@ -1,0 +1,302 @@
+"""Einsum execution on any backend: a :class:`Program` of primitive calls.
+
+A program is built once per (equation, shapes, path) and cached by the caller:
+
+1. per operand: one reshape (split compositions, drop broadcast size-1 axes), the
+   diagonals of repeated axes, and the sum of axes no other operand and not the
+   output has;
+2. per pairwise step: permute + reshape + ``matmul`` when an axis is contracted,
+   a broadcasting ``multiply`` when nothing is (outer / Hadamard products);
+3. a final permute to the output order and the reshape of output compositions.
+
+Operands live in numbered slots; a step clears the slots it reads, so every
+intermediate is released as soon as it has been used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tensorops._backends._base import Backend
+
+__all__ = ["Pair", "Prepare", "Program", "build_program", "run_program"]
+
+
+@dataclass(frozen=True, slots=True)
+class Prepare:
+    """What is done to one operand before the first pairwise step."""
+
+    shape: tuple[int, ...] | None
+    diagonals: tuple[tuple[int, int], ...]
+    summed: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """One pairwise step: slots ``left`` and ``right`` -> slot ``out``."""
+
+    left: int
+    right: int
+    out: int
+    mode: str  # "matmul", "multiply" (nothing summed) or "dot" (batched inner products)
+    sum_left: tuple[int, ...]
+    sum_right: tuple[int, ...]
+    perm_left: tuple[int, ...] | None
+    shape_left: tuple[int, ...] | None
+    perm_right: tuple[int, ...] | None
+    shape_right: tuple[int, ...] | None
+    shape_out: tuple[int, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """The primitive calls of one einsum, for given shapes and path."""
+
+    prepare: tuple[Prepare | None, ...]
+    pairs: tuple[Pair, ...]
+    final: int
+    perm: tuple[int, ...] | None
+    shape: tuple[int, ...] | None
+
+
+def _prepare(
+    axes: tuple[str, ...], shape: tuple[int, ...] | None, needed: set[str]
+) -> tuple[Prepare | None, tuple[str, ...]]:
+    current = list(axes)
+    diagonals: list[tuple[int, int]] = []
+    while len(set(current)) < len(current):
+        first = next(i for i, axis in enumerate(current) if current.index(axis) != i)
+        position = current.index(current[first])
+        diagonals.append((position, first))
+        axis = current[first]
+        del current[first]
+        del current[position]
+        current.append(axis)
+    summed = tuple(i for i, axis in enumerate(current) if axis not in needed)
+    result = tuple(axis for axis in current if axis in needed)
+    if shape is None and not diagonals and not summed:
+        return None, result
+    return Prepare(shape, tuple(diagonals), summed), result
+
+
+def _identity(perm: tuple[int, ...]) -> tuple[int, ...] | None:
+    return None if perm == tuple(range(len(perm))) else perm
+
+
+def _reshape(target: tuple[int, ...], current: tuple[int, ...]) -> tuple[int, ...] | None:
+    return None if target == current else target
+
+
+def _pair(
+    slots: tuple[int, int, int],
+    left: tuple[str, ...],
+    right: tuple[str, ...],
+    keep: set[str],
+    sizes: dict[str, int],
+) -> tuple[Pair, tuple[str, ...]]:
+    """The calls contracting two operands; ``keep`` = the axes needed after this step."""
+    sum_left = tuple(i for i, a in enumerate(left) if a not in right and a not in keep)
+    sum_right = tuple(i for i, a in enumerate(right) if a not in left and a not in keep)
+    left = tuple(a for i, a in enumerate(left) if i not in sum_left)
+    right = tuple(a for i, a in enumerate(right) if i not in sum_right)
+    batch = tuple(a for a in left if a in right and a in keep)
+    summed = tuple(a for a in left if a in right and a not in keep)
+    only_left = tuple(a for a in left if a not in right)
+    only_right = tuple(a for a in right if a not in left)
+
+    def size(names: Sequence[str]) -> int:
+        total = 1
+        for name in names:
+            total *= sizes[name]
+        return total
+
+    batch_shape = tuple(sizes[a] for a in batch)
+    left_shape = tuple(sizes[a] for a in left)
+    right_shape = tuple(sizes[a] for a in right)
+    out_axes = batch + only_left + only_right
+    natural = (*batch_shape, *(sizes[a] for a in only_left), *(sizes[a] for a in only_right))
+    if summed and batch and not only_left and not only_right:
+        # Batched inner products: a matmul of (1, C) by (C, 1) matrices per batch element
+        # is much slower than multiply + sum (NumPy loops over the batch in C).
+        mode = "dot"
+        perm_left = tuple(left.index(a) for a in batch + summed)
+        perm_right = tuple(right.index(a) for a in batch + summed)
+        shape_left = shape_right = (*batch_shape, size(summed))
+        produced = batch_shape
+    elif summed:
+        mode = "matmul"
+        perm_left = tuple(left.index(a) for a in batch + only_left + summed)
+        perm_right = tuple(right.index(a) for a in batch + summed + only_right)
+        inner = size(summed)
+        shape_left = (*batch_shape, size(only_left), inner)
+        shape_right = (*batch_shape, inner, size(only_right))
+        produced = (*batch_shape, size(only_left), size(only_right))
+    else:
+        mode = "multiply"
+        perm_left = tuple(left.index(a) for a in batch + only_left)
+        perm_right = tuple(right.index(a) for a in batch + only_right)
+        ones_left, ones_right = (1,) * len(only_right), (1,) * len(only_left)
+        shape_left = (*batch_shape, *(sizes[a] for a in only_left), *ones_left)
+        shape_right = (*batch_shape, *ones_right, *(sizes[a] for a in only_right))
+        produced = natural
+    permuted_left = tuple(left_shape[i] for i in perm_left)
+    permuted_right = tuple(right_shape[i] for i in perm_right)
+    pair = Pair(
+        *slots,
+        mode=mode,
+        sum_left=sum_left,
+        sum_right=sum_right,
+        perm_left=_identity(perm_left),
+        shape_left=_reshape(shape_left, permuted_left),
+        perm_right=_identity(perm_right),
+        shape_right=_reshape(shape_right, permuted_right),
+        shape_out=_reshape(natural, produced),
+    )
+    return pair, out_axes
+
+
+def build_program(
+    axes: tuple[tuple[str, ...], ...],
+    shapes: tuple[tuple[int, ...] | None, ...],
+    output: tuple[str, ...],
+    output_shape: tuple[int, ...] | None,
+    sizes: dict[str, int],
+    path: Sequence[tuple[int, ...]],
+) -> Program:
+    """Compile the calls of an einsum.
+
+    Args:
+        axes: Per operand its elementary axes (repeats are diagonals).
+        shapes: Per operand the reshape to those axes (None: none needed).
+        output: The output's elementary axes.
+        output_shape: The reshape of output compositions (None: none needed).
+        sizes: Size of every axis.
+        path: A validated contraction path (NumPy / opt_einsum convention).
+    """
+    out_set = set(output)
+    counts: dict[str, int] = {}
+    for term in axes:
+        for axis in set(term):
+            counts[axis] = counts.get(axis, 0) + 1
+    prepare: list[Prepare | None] = []
+    live: list[tuple[str, ...]] = []
+    for term, shape in zip(axes, shapes, strict=True):
+        needed = {a for a in term if a in out_set or counts[a] > 1}
+        step, result = _prepare(term, shape, needed)
+        prepare.append(step)
+        live.append(result)
+    slots: dict[int, tuple[str, ...]] = dict(enumerate(live))
+    order = list(range(len(axes)))  # slot ids in the path's current-list order
+    pairs: list[Pair] = []
+    next_slot = len(axes)
+    for entry in path:
+        chosen = [order[p] for p in entry]
+        for p in sorted(entry, reverse=True):
+            del order[p]
+        current = chosen[0]
+        for other in chosen[1:]:
+            keep = set(output)
+            for slot, slot_axes in slots.items():
+                if slot not in (current, other):
+                    keep.update(slot_axes)
+            pair, result = _pair(
+                (current, other, next_slot), slots.pop(current), slots.pop(other), keep, sizes
+            )
+            pairs.append(pair)
+            slots[next_slot] = result
+            current, next_slot = next_slot, next_slot + 1
+        order.append(current)
+    (final,) = order
+    final_axes = slots[final]
+    perm = _identity(tuple(final_axes.index(a) for a in output))
+    return Program(tuple(prepare), tuple(pairs), final, perm, output_shape)
+
+
+def run_program(backend: Backend, operands: Sequence[Any], program: Program) -> Any:
+    """Run ``program`` on ``operands`` with ``backend``'s primitives."""
+    slots = list(operands)
+    for i, step in enumerate(program.prepare):
+        if step is not None:
+            slots[i] = _run_prepare(backend, slots[i], step)
+    slots.extend([None] * len(program.pairs))
+    for pair in program.pairs:
+        a, b = slots[pair.left], slots[pair.right]
+        slots[pair.left] = slots[pair.right] = None
+        slots[pair.out] = _run_pair(backend, a, b, pair)
+        del a, b
+    x = slots[program.final]
+    del slots
+    if program.perm is not None:
+        x = backend.permute(x, program.perm)
+    if program.shape is not None:
+        x = backend.reshape(x, program.shape)
+    return x
+
+
+def _run_prepare(backend: Backend, x: Any, step: Prepare) -> Any:
+    if step.shape is not None:
+        x = backend.reshape(x, step.shape)
+    for axis1, axis2 in step.diagonals:
+        x = backend.diagonal(x, axis1, axis2)
+    if step.summed:
+        x = _sum(backend, x, step.summed)
+    return x
+
+
+def _sum(backend: Backend, x: Any, axes: tuple[int, ...]) -> Any:
+    dtype = x.dtype
+    result = backend.reduce(x, "sum", axes)
+    if result.dtype != dtype:
+        # numpy.einsum keeps the operand dtype (int8 stays int8, bool stays bool), while
+        # sum() promotes small integers and booleans.
+        result = cast(backend, result, dtype)
+    return result
+
+
+def _run_pair(backend: Backend, a: Any, b: Any, pair: Pair) -> Any:
+    if pair.sum_left:
+        a = _sum(backend, a, pair.sum_left)
+    if pair.sum_right:
+        b = _sum(backend, b, pair.sum_right)
+    if pair.perm_left is not None:
+        a = backend.permute(a, pair.perm_left)
+    if pair.shape_left is not None:
+        a = backend.reshape(a, pair.shape_left)
+    if pair.perm_right is not None:
+        b = backend.permute(b, pair.perm_right)
+    if pair.shape_right is not None:
+        b = backend.reshape(b, pair.shape_right)
+    if pair.mode == "matmul":
+        x = backend.matmul(a, b)
+    elif pair.mode == "multiply":
+        x = backend.multiply(a, b)
+    else:
+        x = _sum(backend, backend.multiply(a, b), (len(a.shape) - 1,))
+    if pair.shape_out is not None:
+        x = backend.reshape(x, pair.shape_out)
+    return x
+
+
+def cast(backend: Backend, x: Any, dtype: Any) -> Any:
+    """``x`` converted to ``dtype`` (the protocol has no astype; each family spells it)."""
+    if backend.name == "numpy":
+        return x.astype(dtype, copy=False)
+    if backend.name == "torch":
+        return x.to(dtype)
+    return backend.xp.astype(x, dtype)  # type: ignore[attr-defined]
+
+
+def promote(backend: Backend, operands: Sequence[Any]) -> list[Any]:
+    """Cast the operands to their common dtype by the framework's own rules."""
+    if backend.name == "torch":
+        import torch
+
+        dtype = operands[0].dtype
+        for x in operands[1:]:
+            dtype = torch.promote_types(dtype, x.dtype)
+    else:
+        xp = backend.xp  # type: ignore[attr-defined]
+        dtype = xp.result_type(*operands)
+    return [x if x.dtype == dtype else cast(backend, x, dtype) for x in operands]

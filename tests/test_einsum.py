@@ -1,0 +1,317 @@
+"""einsum against numpy.einsum: a catalogue of tricky equations and random equations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tensorops as tops
+from tensorops._backends import backend_for_namespace
+from tensorops._einsum._execute import run_program
+from tensorops._einsum._plan import compile_einsum
+
+RNG = np.random.default_rng(0)
+
+
+def _rand(*shape: int, dtype: Any = np.float64) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def _tolerance(dtype: Any) -> float:
+    return {np.float16: 2e-2, np.float32: 1e-4}.get(np.dtype(dtype).type, 1e-9)
+
+
+def _check(result: np.ndarray, expected: np.ndarray) -> None:
+    expected = np.asarray(expected)
+    assert result.shape == expected.shape
+    tolerance = _tolerance(expected.dtype) if expected.dtype.kind == "f" else 0
+    np.testing.assert_allclose(result, expected, rtol=tolerance, atol=tolerance)
+
+
+CATALOGUE: list[tuple[str, tuple[tuple[int, ...], ...]]] = [
+    ("ij,jk->ik", ((2, 3), (3, 4))),
+    ("ii->i", ((3, 3),)),
+    ("ii", ((3, 3),)),
+    ("ij->", ((2, 3),)),
+    ("ij->ji", ((2, 3),)),
+    ("ij", ((2, 3),)),
+    ("ji", ((2, 3),)),
+    ("...ii->...i", ((2, 3, 3),)),
+    ("i,i->", ((4,), (4,))),
+    ("i,i", ((4,), (4,))),
+    ("i,j->ij", ((3,), (2,))),
+    ("ijk,jil->kl", ((2, 3, 4), (3, 2, 5))),
+    ("bhid,bhjd->bhij", ((2, 3, 4, 5), (2, 3, 6, 5))),
+    ("iij,jk->ik", ((3, 3, 4), (4, 5))),
+    ("iii->i", ((3, 3, 3),)),
+    ("ij,jk,kl->il", ((2, 3), (3, 4), (4, 5))),
+    ("bi,ij,bj->b", ((3, 4), (4, 5), (3, 5))),
+    ("ij,ij->ij", ((3, 4), (1, 4))),
+    ("ij,ij->ij", ((3, 1), (1, 4))),
+    ("ij,jk->ik", ((3, 1), (4, 5))),
+    ("...i,...i", ((2, 1, 3), (4, 3))),
+    ("...ij,...jk", ((2, 3, 4), (4, 5))),
+    ("...ij,...jk->...ik", ((5, 1, 2, 3), (4, 3, 2))),
+    ("i...->...", ((2, 3, 4),)),
+    (",i->i", ((), (3,))),
+    (",->", ((), ())),
+    ("->", ((),)),
+    ("", ((),)),
+    ("ij,jk", ((0, 3), (3, 2))),
+    ("ij,jk->ik", ((2, 0), (0, 3))),
+    ("ij->", ((3, 0),)),
+    ("ab,cd,ef->", ((2, 2), (2, 2), (2, 2))),
+    ("ijk,klm,mno,opq->ijnpq", ((2, 2, 3), (3, 2, 2), (2, 3, 2), (2, 2, 3))),
+    ("Ab,bA->A", ((2, 3), (3, 2))),
+    ("ij ,jk -> ik", ((2, 3), (3, 4))),
+    ("ij,ji->", ((3, 3), (3, 3))),
+    ("ij,ijk,k->j", ((2, 3), (2, 3, 4), (4,))),
+]
+
+
+@pytest.mark.parametrize(("equation", "shapes"), CATALOGUE)
+def test_catalogue(backend: Any, equation: str, shapes: tuple[tuple[int, ...], ...]) -> None:
+    arrays = [_rand(*shape) for shape in shapes]
+    expected = np.einsum(equation, *arrays)
+    result = tops.einsum(equation, *[backend.asarray(a) for a in arrays])
+    _check(backend.to_numpy(result), expected)
+
+
+@pytest.mark.parametrize(("equation", "shapes"), CATALOGUE)
+def test_generic_path_on_numpy(equation: str, shapes: tuple[tuple[int, ...], ...]) -> None:
+    """The array-API adapter runs every program too (the standard has no einsum)."""
+    arrays = [_rand(*shape) for shape in shapes]
+    compiled = compile_einsum(equation, tuple(a.shape for a in arrays), "auto", None, ())
+    result = run_program(backend_for_namespace(np), arrays, compiled.program)
+    _check(np.asarray(result), np.einsum(equation, *arrays))
+
+
+def test_spaced_and_compact_agree() -> None:
+    a, b = _rand(2, 3, 4, 5), _rand(2, 3, 6, 5)
+    compact = tops.einsum("bhid,bhjd->bhij", a, b)
+    spaced = tops.einsum("b h i d, b h j d -> b h i j", a, b)
+    words = tops.einsum("batch head i dim, batch head j dim -> batch head i j", a, b)
+    np.testing.assert_array_equal(compact, spaced)
+    np.testing.assert_array_equal(compact, words)
+    # a single-letter spaced equation means its compact twin, implicit output included
+    np.testing.assert_array_equal(tops.einsum("j i", a[0, 0]), tops.einsum("ji", a[0, 0]))
+
+
+def test_einops_argument_order() -> None:
+    a, b = _rand(2, 3), _rand(3, 4)
+    np.testing.assert_allclose(tops.einsum(a, b, "i j, j k -> i k"), a @ b)
+    np.testing.assert_allclose(tops.einsum(a, b, "ij,jk->ik"), a @ b)
+
+
+def test_composition() -> None:
+    x, w = _rand(5, 8 * 4), _rand(4, 6)
+    result = tops.einsum("b (h d), d e -> b h e", x, w, h=8)
+    _check(result, np.einsum("bhd,de->bhe", x.reshape(5, 8, 4), w))
+    merged = tops.einsum("b h d, d e -> b (h e)", x.reshape(5, 8, 4), w)
+    _check(merged, np.einsum("bhd,de->bhe", x.reshape(5, 8, 4), w).reshape(5, 48))
+
+
+def test_composition_values() -> None:
+    x = _rand(6, 2)
+    result = tops.einsum("(a b) c -> c (b a)", x, a=2)
+    _check(result, x.reshape(2, 3, 2).transpose(2, 1, 0).reshape(2, 6))
+
+
+def test_many_axes_in_spaced_equations() -> None:
+    names = [f"a{i}" for i in range(60)]
+    x = np.ones((1,) * 60)
+    result = tops.einsum(f"{' '.join(names)} -> {' '.join(reversed(names))}", x)
+    assert result.shape == (1,) * 60
+
+
+@pytest.mark.parametrize("strategy", ["auto", "optimal", "dp", "greedy"])
+def test_strategies_agree(strategy: str) -> None:
+    shapes = [(3, 4), (4, 5), (5, 2), (2, 6), (6, 3)]
+    arrays = [_rand(*shape) for shape in shapes]
+    equation = "ab,bc,cd,de,ef->af"
+    _check(tops.einsum(equation, *arrays, strategy=strategy), np.einsum(equation, *arrays))
+    with tops.config(strategy=strategy):
+        _check(tops.einsum(equation, *arrays), np.einsum(equation, *arrays))
+
+
+def test_memory_limit_is_respected() -> None:
+    arrays = [_rand(4, 5), _rand(5, 6), _rand(6, 7)]
+    plan = tops.einsum_path("ab,bc,cd->ad", *arrays, memory_limit=30)
+    assert plan.largest_intermediate <= 30 or len(plan.path) == 1
+    _check(tops.einsum("ab,bc,cd->ad", *arrays, memory_limit=30), arrays[0] @ arrays[1] @ arrays[2])
+
+
+@pytest.mark.parametrize(
+    "path", [[(0, 1), (0, 1)], [(1, 2), (0, 1)], [(0, 1, 2)], ["einsum_path", (0, 2), (0, 1)]]
+)
+def test_explicit_paths(path: list[Any]) -> None:
+    arrays = [_rand(2, 3), _rand(3, 4), _rand(4, 5)]
+    _check(tops.einsum("ij,jk,kl->il", *arrays, strategy=path), arrays[0] @ arrays[1] @ arrays[2])
+
+
+def test_numpy_path_interoperates() -> None:
+    arrays = [_rand(2, 30), _rand(30, 40), _rand(40, 2)]
+    numpy_path, _ = np.einsum_path("ij,jk,kl->il", *arrays, optimize="optimal")
+    _check(tops.einsum("ij,jk,kl->il", *arrays, strategy=numpy_path), np.linalg.multi_dot(arrays))
+
+
+def test_plan_table_and_fields() -> None:
+    plan = tops.einsum_path("b h i d, b h j d -> b h i j", (2, 3, 4, 5), (2, 3, 6, 5))
+    assert plan.equation == "b h i d, b h j d -> b h i j"
+    assert plan.path == [(0, 1)]
+    assert plan.flops == plan.naive_flops == 2 * 3 * 4 * 5 * 6 * 2
+    assert plan.speedup == 1.0
+    assert plan.largest_intermediate == 2 * 3 * 4 * 6
+    assert plan.strategy == "auto"
+    text = str(plan)
+    assert "Complete contraction:  b h i d, b h j d -> b h i j" in text
+    assert "b h i d, b h j d -> b h i j" in text.splitlines()[-1]
+    assert "(2, 3, 4, 6)" in text
+    # einops order and arrays work as well as shape tuples
+    again = tops.einsum_path(np.zeros((2, 3, 4, 5)), (2, 3, 6, 5), "b h i d, b h j d -> b h i j")
+    assert again == plan
+    assert tops.einsum_path("ij,jk->ik", (2, 3), (3, 4), strategy=[(0, 1)]).strategy == "explicit"
+
+
+def test_plan_matches_opt_einsum_counts() -> None:
+    opt_einsum = pytest.importorskip("opt_einsum")
+    shapes = [(2, 30), (30, 40), (40, 2)]
+    plan = tops.einsum_path("ij,jk,kl->il", *shapes, strategy="optimal")
+    _, info = opt_einsum.contract_path("ij,jk,kl->il", *shapes, shapes=True, optimize=plan.path)
+    assert plan.flops == info.opt_cost
+    assert plan.naive_flops == info.naive_cost
+
+
+def test_mixed_dtypes_promote() -> None:
+    a, b = _rand(2, 3, dtype=np.float32), np.arange(12, dtype=np.int64).reshape(3, 4)
+    result = tops.einsum("ij,jk->ik", a, b)
+    assert result.dtype == np.einsum("ij,jk->ik", a, b).dtype
+    torch = pytest.importorskip("torch")
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    promoted = tops.einsum("ij,jk->ik", ta, tb)
+    assert promoted.dtype == torch.promote_types(ta.dtype, tb.dtype)
+    _check(promoted.numpy(), a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_small_int_and_bool_sums_keep_dtype() -> None:
+    x = np.arange(6, dtype=np.int8).reshape(2, 3)
+    assert tops.einsum("ij->", x).dtype == np.einsum("ij->", x).dtype
+    flags = np.array([True, False, True])
+    assert tops.einsum("i,i->", flags, flags) == np.einsum("i,i->", flags, flags)
+
+
+def test_torch_autograd() -> None:
+    torch = pytest.importorskip("torch")
+    a = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(4, 5, dtype=torch.float64, requires_grad=True)
+    tops.einsum("ij,jk->", a, b).backward()
+    assert a.grad is not None
+    torch.testing.assert_close(a.grad, b.sum(1).expand(3, 4))
+
+
+def test_dask_stays_lazy() -> None:
+    da = pytest.importorskip("dask.array")
+    a = da.ones((4, 6), chunks=2)
+    result = tops.einsum("ij,jk->ik", a, a.T)
+    assert isinstance(result, da.Array)
+    np.testing.assert_allclose(result.compute(), np.full((4, 4), 6.0))
+
+
+# -- random equations -------------------------------------------------------------------
+
+LETTERS = "abcdeA"
+
+
+@st.composite
+def equations(draw: st.DrawFn) -> tuple[str, list[tuple[int, ...]]]:
+    sizes = {letter: draw(st.integers(1, 3)) for letter in LETTERS}
+    count = draw(st.integers(1, 6))
+    use_ellipsis = draw(st.booleans())
+    broadcast = draw(st.lists(st.integers(1, 3), max_size=2))
+    terms, shapes = [], []
+    for _ in range(count):
+        term = draw(st.lists(st.sampled_from(LETTERS), max_size=3 if count > 3 else 4))
+        shape = [sizes[letter] for letter in term]
+        if term and draw(st.integers(0, 4)) == 0:  # a size-1 axis broadcasting
+            shape[draw(st.integers(0, len(term) - 1))] = 1
+        text = "".join(term)
+        if use_ellipsis:
+            tail = broadcast[len(broadcast) - draw(st.integers(0, len(broadcast))) :]
+            tail = [1 if draw(st.integers(0, 3)) == 0 else n for n in tail]
+            text, shape = "..." + text, [*tail, *shape]
+        terms.append(text)
+        shapes.append(tuple(shape))
+    equation = ",".join(terms)
+    if draw(st.booleans()):
+        present = sorted({letter for term in terms for letter in term if letter.isalpha()})
+        output = draw(st.permutations(present).map(lambda p: p[: draw(st.integers(0, len(p)))]))
+        equation += "->" + ("..." if use_ellipsis else "") + "".join(output)
+    return equation, shapes
+
+
+def _compare(equation: str, shapes: list[tuple[int, ...]], convert: Any, back: Any) -> None:
+    arrays = [_rand(*shape) for shape in shapes]
+    try:
+        expected = np.einsum(equation, *arrays)
+    except ValueError:
+        with pytest.raises(tops.TensorOpsError):
+            tops.einsum(equation, *[convert(a) for a in arrays])
+        return
+    _check(back(tops.einsum(equation, *[convert(a) for a in arrays])), expected)
+
+
+@settings(deadline=None, max_examples=300)
+@given(equations())
+def test_random_equations_numpy(case: tuple[str, list[tuple[int, ...]]]) -> None:
+    _compare(*case, np.asarray, np.asarray)
+
+
+@settings(deadline=None, max_examples=150)
+@given(equations())
+def test_random_equations_torch(case: tuple[str, list[tuple[int, ...]]]) -> None:
+    torch = pytest.importorskip("torch")
+    _compare(*case, torch.from_numpy, lambda t: t.numpy())
+
+
+@settings(deadline=None, max_examples=60)
+@given(equations())
+def test_random_equations_array_api_strict(case: tuple[str, list[tuple[int, ...]]]) -> None:
+    xp = pytest.importorskip("array_api_strict")
+    _compare(*case, xp.asarray, np.asarray)
+
+
+@settings(deadline=None, max_examples=100)
+@given(equations())
+def test_spaced_twin_of_random_equations(case: tuple[str, list[tuple[int, ...]]]) -> None:
+    equation, shapes = case
+    if "->" not in equation:
+        return  # implicit output sorts words, which differs from letters only in spelling
+    arrays = [_rand(*shape) for shape in shapes]
+    try:
+        compact = tops.einsum(equation, *arrays)
+    except tops.TensorOpsError:
+        return
+    inputs, output = equation.split("->")
+    spell = [
+        " ".join(["..."] * t.startswith("...") + list(t.lstrip("."))) for t in inputs.split(",")
+    ]
+    out = " ".join(["..."] * output.startswith("...") + list(output.lstrip(".")))
+    spaced = ", ".join(s if s else "" for s in spell) + " -> " + out
+    _check(tops.einsum(spaced, *arrays), compact)
+
+
+@pytest.mark.slow
+def test_torch_compile_fullgraph_dynamic_shapes() -> None:
+    torch = pytest.importorskip("torch")
+
+    def attention(q: Any, k: Any) -> Any:
+        return tops.einsum("b h i d, b h j d -> b h i j", q, k)
+
+    compiled = torch.compile(attention, fullgraph=True, dynamic=True, backend="eager")
+    for shape in [(2, 3, 4, 5), (3, 2, 6, 5)]:
+        q, k = torch.randn(shape), torch.randn(shape)
+        torch.testing.assert_close(compiled(q, k), q @ k.transpose(-1, -2))

@@ -1,0 +1,465 @@
+"""Tests of the einsum cost model and path planners, with opt_einsum as the oracle."""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import random
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+oe = pytest.importorskip("opt_einsum")
+from opt_einsum.helpers import flop_count as oe_flop_count  # noqa: E402
+from opt_einsum.testing import rand_equation  # noqa: E402
+
+from tensorops._einsum._cost import (  # noqa: E402
+    Step,
+    compute_size,
+    contraction_steps,
+    flop_count,
+    largest_intermediate,
+    naive_flops,
+    total_flops,
+)
+from tensorops._einsum._paths import (  # noqa: E402
+    OPTIMAL_MAX_OPERANDS,
+    STRATEGIES,
+    find_path,
+)
+
+Inputs = list[tuple[str, ...]]
+Network = tuple[Inputs, tuple[str, ...], dict[str, int]]
+
+
+def parse(eq: str) -> tuple[Inputs, tuple[str, ...]]:
+    lhs, out = eq.split("->")
+    return [tuple(term) for term in lhs.split(",")], tuple(out)
+
+
+def random_network(n: int, seed: int, n_out: int = 2, regularity: int = 3) -> Network:
+    eq, _, size_dict = rand_equation(n, regularity, n_out=n_out, seed=seed, return_size_dict=True)
+    inputs, output = parse(eq)
+    return inputs, output, {k: int(v) for k, v in size_dict.items()}
+
+
+def equation(inputs: Inputs, output: tuple[str, ...]) -> str:
+    """The network as an opt_einsum equation, one symbol per axis."""
+    symbols: dict[str, str] = {}
+    for axis in [a for t in inputs for a in t] + list(output):
+        symbols.setdefault(axis, oe.get_symbol(len(symbols)))
+    terms = ["".join(symbols[a] for a in t) for t in inputs]
+    return ",".join(terms) + "->" + "".join(symbols[a] for a in output)
+
+
+def shapes_of(inputs: Inputs, size_dict: Mapping[str, int]) -> list[tuple[int, ...]]:
+    return [tuple(size_dict[a] for a in t) for t in inputs]
+
+
+def cost(network: Network, path: Sequence[tuple[int, ...]]) -> int:
+    return total_flops(contraction_steps(*network, path))
+
+
+def plan_cost(network: Network, strategy: str, memory_limit: int | None = None) -> int:
+    return cost(network, find_path(*network, strategy=strategy, memory_limit=memory_limit))
+
+
+def oe_info(network: Network, optimize: object) -> object:
+    inputs, output, size_dict = network
+    _, info = oe.contract_path(
+        equation(inputs, output), *shapes_of(inputs, size_dict), shapes=True, optimize=optimize
+    )
+    return info
+
+
+def oe_cost(network: Network, strategy: str) -> int:
+    return int(oe_info(network, strategy).opt_cost)  # type: ignore[attr-defined]
+
+
+def brute_force(network: Network, outer: bool = True) -> int:
+    """Cheapest pairwise path, with optional reductions of axes only one operand has."""
+    inputs, output, size_dict = network
+    out = frozenset(output)
+
+    def size(axes: frozenset[str]) -> int:
+        return math.prod(size_dict[a] for a in axes)
+
+    @functools.cache
+    def best(state: tuple[frozenset[str], ...]) -> int:
+        if len(state) == 1:
+            return 0
+        options = []
+        for i, axes in enumerate(state):
+            others = out.union(*(state[:i] + state[i + 1 :]))
+            if axes - others:  # sum it alone first
+                rest = state[:i] + state[i + 1 :] + (axes & others,)
+                options.append(2 * size(axes) + best(canonical(rest)))
+        for i in range(len(state)):
+            for j in range(i + 1, len(state)):
+                if not outer and not (state[i] & state[j]) - out:
+                    continue
+                rest = tuple(x for k, x in enumerate(state) if k not in (i, j))
+                union = state[i] | state[j]
+                kept = union & out.union(*rest)
+                step = size(union) * (2 if kept != union else 1)
+                options.append(step + best(canonical((*rest, kept))))
+        return min(options, default=math.inf)  # type: ignore[arg-type]
+
+    def canonical(state: tuple[frozenset[str], ...]) -> tuple[frozenset[str], ...]:
+        return tuple(sorted(state, key=lambda s: sorted(s)))
+
+    return best(canonical(tuple(frozenset(t) for t in inputs)))
+
+
+def is_connected(network: Network) -> bool:
+    inputs, output, _ = network
+    sets = [set(t) - set(output) for t in inputs]
+    seen, todo = {0}, [0]
+    while todo:
+        i = todo.pop()
+        for j, s in enumerate(sets):
+            if j not in seen and s & sets[i]:
+                seen.add(j)
+                todo.append(j)
+    return len(seen) == len(inputs)
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def with_dangling(n: int, seed: int) -> Network:
+    """A random network where some operands also have axes that nothing else has."""
+    inputs, output, size_dict = random_network(n, seed)
+    rng = random.Random(seed)
+    extended = []
+    for i, axes in enumerate(inputs):
+        if rng.random() < 0.5:
+            extra = f"{'x' if i % 2 else 'y'}{i}"  # multi-character axis names
+            size_dict[extra] = rng.randint(2, 6)
+            axes = (*axes, extra)
+        extended.append(axes)
+    return extended, output, size_dict
+
+
+def ring(n: int) -> Network:
+    inputs = [(f"b{i}", f"b{(i + 1) % n}", f"p{i}") for i in range(n)]
+    size_dict = {f"b{i}": 3 for i in range(n)} | {f"p{i}": 2 for i in range(n)}
+    return inputs, ("p0",), size_dict
+
+
+def grid(rows: int, cols: int) -> Network:
+    inputs = []
+    for r in range(rows):
+        for c in range(cols):
+            axes = [f"v{r}_{c}"] if r + 1 < rows else []
+            axes += [f"v{r - 1}_{c}"] if r else []
+            axes += [f"h{r}_{c}"] if c + 1 < cols else []
+            axes += [f"h{r}_{c - 1}"] if c else []
+            inputs.append(tuple(axes))
+    size_dict = {a: 2 for t in inputs for a in t}
+    return inputs, (), size_dict
+
+
+SMALL = [random_network(n, seed) for n in range(3, 8) for seed in range(8)]
+SMALL += [random_network(n, seed, n_out=0) for n in (3, 5, 7) for seed in range(4)]
+SMALL += [with_dangling(n, seed) for n in (3, 5, 6) for seed in range(4)]
+SMALL += [random_network(8, seed) for seed in range(3)]
+
+
+# --- the cost model ---------------------------------------------------------------------
+
+
+def test_flop_count_matches_opt_einsum() -> None:
+    sizes = {"a": 2, "b": 3, "c": 5}
+    for idx in ("", "a", "abc"):
+        for inner in (False, True):
+            for terms in (1, 2, 3, 4):
+                assert flop_count(idx, inner, terms, sizes) == oe_flop_count(
+                    idx, inner, terms, sizes
+                )
+    assert compute_size("abc", sizes) == 30
+    assert compute_size((), sizes) == 1
+
+
+def random_path(n: int, rng: random.Random) -> list[tuple[int, ...]]:
+    """A valid path with steps of one, two or more operands."""
+    path: list[tuple[int, ...]] = []
+    if rng.random() < 0.3:
+        path.append((rng.randrange(n),))
+    while n > 1:
+        k = min(n, rng.choice((2, 2, 2, 3)))
+        path.append(tuple(rng.sample(range(n), k)))
+        n -= k - 1
+    return path
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_steps_match_opt_einsum_path_info(seed: int) -> None:
+    rng = random.Random(seed)
+    for n in (2, 3, 4, 6, 9, 13):
+        network = random_network(n, seed * 31 + n, n_out=rng.randrange(3))
+        paths = [random_path(n, rng), find_path(*network, strategy="greedy")]
+        for path in paths:
+            steps = contraction_steps(*network, path)
+            info = oe_info(network, path)
+            assert total_flops(steps) == info.opt_cost  # type: ignore[attr-defined]
+            assert largest_intermediate(steps) == info.largest_intermediate  # type: ignore[attr-defined]
+            assert naive_flops(*network) == info.naive_cost  # type: ignore[attr-defined]
+
+
+def test_steps_describe_each_contraction() -> None:
+    inputs = [("batch", "i", "j"), ("batch", "j", "k"), ("k", "l")]
+    sizes = {"batch": 2, "i": 3, "j": 4, "k": 5, "l": 6}
+    steps = contraction_steps(inputs, ("l", "batch", "i"), sizes, [(1, 0), (0, 1)])
+    assert steps[0] == Step(
+        operands=(1, 0),
+        inputs=(("batch", "j", "k"), ("batch", "i", "j")),
+        result=("batch", "k", "i"),
+        summed=("j",),
+        flops=2 * 2 * 3 * 4 * 5,
+        size=2 * 5 * 3,
+    )
+    assert steps[1].result == ("l", "batch", "i")
+    assert steps[1].summed == ("k",)
+    assert steps[1].inputs == (("k", "l"), ("batch", "k", "i"))
+
+
+def test_single_operand_steps() -> None:
+    sizes = {"i": 2, "j": 3}
+    (step,) = contraction_steps([("i", "j")], ("j",), sizes, [(0,)])
+    assert step.result == ("j",)
+    assert step.summed == ("i",)
+    assert step.flops == 2 * 6
+    steps = contraction_steps([("i", "j"), ("j",)], (), sizes, [(0,), (0, 1)])
+    assert steps[0].result == ("j",)
+    assert steps[1].result == ()
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ([], "empty"),
+        ([(0, 3)], "only 3"),
+        ([(0, 0), (0, 1)], "twice"),
+        ([(0, 1)], "leaves 2"),
+        ([(), (0, 1, 2)], "no operand"),
+        ([(0, -1), (0, 1)], "only 3"),
+        ([(0, 1.0), (0, 1)], "not an int"),
+    ],
+)
+def test_invalid_paths_are_rejected(path: list[tuple[int, ...]], message: str) -> None:
+    inputs = [("i", "j"), ("j", "k"), ("k",)]
+    with pytest.raises(ValueError, match=message):
+        contraction_steps(inputs, ("i",), {"i": 2, "j": 3, "k": 4}, path)
+
+
+def test_numpy_integer_positions_are_accepted() -> None:
+    inputs = [("i", "j"), ("j", "k"), ("k",)]
+    sizes = {"i": 2, "j": 3, "k": 4}
+    path = [(np.int64(1), np.intp(2)), (0, 1)]
+    steps = contraction_steps(inputs, ("i",), sizes, path)
+    assert steps[0].operands == (1, 2)
+    assert type(steps[0].operands[0]) is int
+
+
+def test_missing_output_axis_is_rejected() -> None:
+    with pytest.raises(ValueError, match="lacks output axes"):
+        contraction_steps([("i",), ("i",)], ("z",), {"i": 2, "z": 3}, [(0, 1)])
+    with pytest.raises(ValueError, match="at least one operand"):
+        contraction_steps([], (), {}, [(0,)])
+
+
+# --- planners: exactness and quality -----------------------------------------------------
+
+
+@pytest.mark.parametrize("index", range(len(SMALL)))
+def test_optimal_is_the_exact_minimum(index: int) -> None:
+    network = SMALL[index]
+    optimal = plan_cost(network, "optimal")
+    assert optimal == brute_force(network)
+    dp = plan_cost(network, "dp")
+    assert optimal <= dp
+    if is_connected(network):
+        assert dp <= brute_force(network, outer=False)
+    assert optimal <= oe_cost(network, "optimal")
+    assert plan_cost(network, "auto") <= 1.05 * dp
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(3, 6),
+    st.integers(0, 2),
+    st.lists(st.integers(1, 9), min_size=40, max_size=40),
+)
+def test_optimal_matches_brute_force_on_any_sizes(n: int, n_out: int, dims: list[int]) -> None:
+    inputs, output, size_dict = random_network(n, n * 7 + n_out, n_out=n_out)
+    sizes = {axis: dims[i % len(dims)] for i, axis in enumerate(sorted(size_dict))}
+    network = (inputs, output, sizes)
+    assert plan_cost(network, "optimal") == brute_force(network)
+
+
+def test_opt_einsum_issue_254() -> None:
+    # opt_einsum's optimal caches pair results without the other operands' axes
+    inputs, output = parse("bgk,bkd,bk->bgd")
+    network = (inputs, output, {"b": 8, "d": 64, "g": 2, "k": 4})
+    ours = plan_cost(network, "optimal")
+    assert ours == brute_force(network) == 8256
+    assert ours <= oe_cost(network, "optimal")
+
+
+def test_opt_einsum_issue_248() -> None:
+    inputs, output = parse("iP,sP,PQ,jQ,tQ,ti,sj->")
+    sizes = {"P": 64, "Q": 64, "i": 5, "j": 32, "s": 8, "t": 8}
+    network = (inputs, output, sizes)
+    ours = plan_cost(network, "optimal")
+    assert ours == brute_force(network) == 148560
+    assert ours <= oe_cost(network, "optimal")
+    assert plan_cost(network, "dp") == ours
+
+
+@pytest.mark.parametrize("n", [6, 9, 12, 15, 18])
+def test_dp_is_no_worse_than_opt_einsum_dp(n: int) -> None:
+    for seed in range(3):
+        network = random_network(n, 100 + seed)
+        assert plan_cost(network, "dp") <= oe_cost(network, "dp")
+        dangling = with_dangling(n, 200 + seed)
+        assert plan_cost(dangling, "dp") <= oe_cost(dangling, "dp")
+
+
+def test_greedy_is_no_worse_than_opt_einsum_greedy() -> None:
+    ratios = []
+    for n in (5, 10, 20, 40):
+        for seed in range(8):
+            network = random_network(n, 300 + seed)
+            ratios.append(plan_cost(network, "greedy") / oe_cost(network, "greedy"))
+    assert geometric_mean(ratios) <= 1.0
+
+
+def test_auto_is_close_to_dp_on_mid_sized_networks() -> None:
+    ratios = []
+    for n in (6, 8, 10, 12):
+        for seed in range(4):
+            network = random_network(n, 400 + seed)
+            ratios.append(plan_cost(network, "auto") / plan_cost(network, "dp"))
+    assert geometric_mean(ratios) <= 1.05
+
+
+# --- planners: validity and behaviour ----------------------------------------------------
+
+
+def assert_valid(network: Network, path: Sequence[tuple[int, ...]]) -> None:
+    steps = contraction_steps(*network, path)
+    assert steps[-1].result == network[1]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_paths_run_in_numpy(strategy: str) -> None:
+    rng = np.random.default_rng(0)
+    networks = [random_network(n, 500 + n, n_out=1) for n in (3, 5, 7)]
+    networks.append(with_dangling(5, 7))
+    for inputs, output, size_dict in networks:
+        small = {k: 1 + v % 3 for k, v in size_dict.items()}
+        letters = {a: chr(ord("a") + i) for i, a in enumerate(sorted(small))}
+        eq = ",".join("".join(letters[a] for a in t) for t in inputs)
+        eq += "->" + "".join(letters[a] for a in output)
+        arrays = [rng.standard_normal(tuple(small[a] for a in t)) for t in inputs]
+        path = find_path(inputs, output, small, strategy)
+        expected = np.einsum(eq, *arrays)
+        actual = np.einsum(eq, *arrays, optimize=["einsum_path", *path])
+        np.testing.assert_allclose(actual, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("index", range(6))
+def test_memory_limit_is_respected(strategy: str, index: int) -> None:
+    network = random_network(7, 600 + index, n_out=1)
+    unlimited = contraction_steps(*network, find_path(*network, strategy=strategy))
+    inputs_max = max(compute_size(t, network[2]) for t in network[0])
+    for limit in (inputs_max, largest_intermediate(unlimited) // 2, 1):
+        steps = contraction_steps(*network, find_path(*network, strategy, memory_limit=limit))
+        assert all(step.size <= limit for step in steps[:-1])
+
+
+def test_memory_limit_falls_back_to_one_step() -> None:
+    inputs = [("i", "j"), ("j", "k"), ("k", "l"), ("l", "m")]
+    network = (inputs, ("i", "m"), dict.fromkeys("ijklm", 10))
+    for strategy in STRATEGIES:
+        assert find_path(*network, strategy, memory_limit=5) == [(0, 1, 2, 3)]
+
+
+def test_trivial_networks() -> None:
+    for strategy in STRATEGIES:
+        assert find_path([("i", "j")], ("j", "i"), {"i": 2, "j": 3}, strategy) == [(0,)]
+        assert find_path([("i",), ("i",)], (), {"i": 2}, strategy) == [(0, 1)]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_awkward_networks(strategy: str) -> None:
+    sizes = {"i": 2, "j": 3, "k": 4, "batch": 5}
+    networks: list[Network] = [
+        ([(), ("i",), (), ("i", "j")], ("j",), sizes),  # scalars
+        ([("i",), ("j",), ("k",)], ("i", "j", "k"), sizes),  # outer product
+        ([("i", "j"), ("i", "j"), ("i", "j"), ("j", "k")], ("k",), sizes),  # Hadamard
+        ([("batch", "i"), ("batch", "j"), ("batch", "i", "j")], ("batch",), sizes),
+        ([("i", "k"), ("j", "k"), ("k",), ("i", "j")], (), sizes),
+        ([("i",), ("j",), ("i", "j"), ("k",), ("k",)], (), sizes),  # two components
+    ]
+    for network in networks:
+        path = find_path(*network, strategy)
+        assert_valid(network, path)
+        if len(network[0]) <= 8:
+            assert cost(network, path) >= brute_force(network)
+            if strategy == "optimal":
+                assert cost(network, path) == brute_force(network)
+
+
+@pytest.mark.parametrize("strategy", ["auto", "greedy"])
+def test_large_networks(strategy: str) -> None:
+    for network in (ring(150), grid(10, 15), random_network(150, 7)):
+        assert_valid(network, find_path(*network, strategy))
+
+
+def test_dp_handles_thirty_operand_networks() -> None:
+    for network in (ring(30), random_network(30, 8, regularity=2)):
+        assert_valid(network, find_path(*network, "dp"))
+        assert plan_cost(network, "dp") <= plan_cost(network, "greedy")
+
+
+def test_errors() -> None:
+    network = random_network(OPTIMAL_MAX_OPERANDS + 1, 0)
+    with pytest.raises(ValueError, match=r"optimal planning of \d+ operands would take too long"):
+        find_path(*network, strategy="optimal")
+    with pytest.raises(ValueError, match=r"'auto', 'optimal', 'dp', 'greedy'"):
+        find_path(*network, strategy="branch")
+    with pytest.raises(ValueError, match="at least one operand"):
+        find_path([], (), {})
+
+
+def test_paths_do_not_depend_on_hash_seed() -> None:
+    script = (
+        "from opt_einsum.testing import rand_equation\n"
+        "from tensorops._einsum._paths import find_path\n"
+        "for n, s, strategies in [(6, 1, 'auto optimal dp greedy'), (14, 2, 'auto dp greedy'),\n"
+        "                         (60, 3, 'auto greedy')]:\n"
+        "    eq, _, d = rand_equation(n, 3, n_out=2, seed=s, return_size_dict=True)\n"
+        "    lhs, out = eq.split('->')\n"
+        "    ins = [tuple(x + 'ax' for x in t) for t in lhs.split(',')]\n"
+        "    sizes = {k + 'ax': int(v) for k, v in d.items()}\n"
+        "    for strategy in strategies.split():\n"
+        "        print(find_path(ins, tuple(x + 'ax' for x in out), sizes, strategy))\n"
+    )
+    outputs = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+        )
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
