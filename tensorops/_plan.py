@@ -266,7 +266,12 @@ def _check_lengths(lengths: LengthItems) -> dict[str, int]:
     given: dict[str, int] = {}
     for name, value in lengths:
         symbolic = type(value).__name__ == "SymInt"  # a tracing compiler's size: keep it symbolic
-        if not symbolic:
+        # torch.compile: Dynamo reports a symbolic size's type as int and cannot trace
+        # hasattr() on it, so plain ints skip the generic integer check.
+        if type(value) is int:
+            if value < 0:
+                raise ShapeError(f"axis length {name}={value} is negative")
+        elif not symbolic:
             if isinstance(value, bool) or not hasattr(value, "__index__"):
                 raise ShapeError(
                     f"axis length {name}={value!r} is not an integer",

@@ -1,0 +1,74 @@
+"""Autograd: float64 gradcheck of every differentiable op and of EinMix."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+
+import torch
+from tensorops.layers.torch import EinMix
+from torch.autograd import gradcheck
+
+import tensorops as tops
+
+
+def _x(*shape):
+    return torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+
+
+def test_rearrange():
+    assert gradcheck(lambda x: tops.rearrange(x, "b (h p) w -> b h (w p)", p=2), (_x(2, 4, 3),))
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean", "max", "min", "prod"])
+def test_reduce(reduction):
+    # random values: ties in max / min (where the gradient is not defined) have probability 0
+    assert gradcheck(lambda x: tops.reduce(x, "b (h 2) w -> b w", reduction), (_x(2, 4, 3),))
+
+
+def test_reduce_callable():
+    def fn(x):
+        return tops.reduce(x, "a b c -> a", lambda t, axes: torch.logsumexp(t, dim=axes))
+
+    assert gradcheck(fn, (_x(2, 3, 4),))
+
+
+def test_repeat():
+    assert gradcheck(lambda x: tops.repeat(x, "a b -> a (b r) k", r=2, k=3), (_x(2, 3),))
+
+
+def test_einsum_two_operands():
+    assert gradcheck(
+        lambda a, b: tops.einsum("b i d, b j d -> b i j", a, b), (_x(2, 3, 4), _x(2, 5, 4))
+    )
+
+
+def test_einsum_three_operands_with_a_diagonal():
+    def fn(a, b, c):
+        return tops.einsum("ii,ij,jk->k", a, b, c)
+
+    assert gradcheck(fn, (_x(3, 3), _x(3, 4), _x(4, 2)))
+
+
+def test_pack_unpack():
+    def fn(a, b):
+        packed, shapes = tops.pack([a, b], "b * d")
+        first, second = tops.unpack(packed * 2, shapes, "b * d")
+        return first, second
+
+    assert gradcheck(fn, (_x(2, 4), _x(2, 3, 4)))
+
+
+def test_einmix():
+    mix = EinMix("b (h w) c -> b h w e", weight_shape="c e", bias_shape="e", h=2, c=3, e=4)
+    mix = mix.double()
+    x = _x(2, 6, 3)
+
+    def fn(x, weight, bias):
+        return torch.func.functional_call(mix, {"weight": weight, "bias": bias}, (x,))
+
+    assert mix.bias is not None
+    assert gradcheck(
+        fn, (x, mix.weight.detach().requires_grad_(), mix.bias.detach().requires_grad_())
+    )

@@ -1,0 +1,84 @@
+"""torch.export, ONNX (dynamo exporter, run in onnxruntime) and torch.jit.trace of the layers."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch")
+
+import torch
+from tensorops.layers.torch import EinMix, Rearrange, Reduce, Repeat
+
+pytestmark = pytest.mark.slow
+
+
+def _model(einmix=True):
+    torch.manual_seed(0)
+    mix = (
+        EinMix("b n d -> b n e", weight_shape="d e", bias_shape="e", d=12, e=8)
+        if einmix
+        else Rearrange("b n d -> b n d")
+    )
+    return torch.nn.Sequential(
+        Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=2, p2=2),
+        mix,
+        Repeat("b n e -> b n e r", r=2),
+        Reduce("b n e r -> b e", "max"),
+    ).eval()
+
+
+MODELS = pytest.mark.parametrize(
+    "einmix",
+    [pytest.param(True, id="all-layers"), pytest.param(False, id="no-einmix")],
+)
+
+
+def _export(model):
+    batch = torch.export.Dim("batch", min=1, max=1024)
+    x = torch.randn(4, 3, 8, 8)
+    return torch.export.export(model, (x,), dynamic_shapes=({0: batch},))
+
+
+@MODELS
+def test_export_with_a_dynamic_batch(einmix):
+    model = _model(einmix)
+    program = _export(model)
+    for batch in (1, 3, 7):
+        x = torch.randn(batch, 3, 8, 8)
+        torch.testing.assert_close(program.module()(x), model(x))
+    ops = {str(node.target) for node in program.graph.nodes if node.op == "call_function"}
+    assert not any("item" in op or "_local_scalar_dense" in op for op in ops)
+
+
+@MODELS
+@pytest.mark.filterwarnings("ignore:.*treespec, LeafSpec.*:FutureWarning")  # inside torch.onnx
+def test_onnx_export_runs_in_onnxruntime(tmp_path, einmix):
+    onnxruntime = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxscript")
+    model = _model(einmix)
+    path = tmp_path / "model.onnx"
+    batch = torch.export.Dim("batch", min=1, max=1024)
+    torch.onnx.export(
+        model,
+        (torch.randn(4, 3, 8, 8),),
+        str(path),
+        dynamo=True,
+        dynamic_shapes=({0: batch},),
+        input_names=["x"],
+        verbose=False,
+    )
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for batch_size in (2, 5):
+        x = torch.randn(batch_size, 3, 8, 8)
+        (out,) = session.run(None, {"x": x.numpy()})
+        torch.testing.assert_close(torch.from_numpy(out), model(x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace.*` is deprecated:DeprecationWarning")
+# The plan compares traced sizes, which the tracer reports (the trace is shape-specialized).
+@pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")
+def test_jit_trace():
+    model = _model()
+    x = torch.randn(4, 3, 8, 8)
+    traced = torch.jit.trace(model, (x,))
+    torch.testing.assert_close(traced(x), model(x))
