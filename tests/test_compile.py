@@ -17,13 +17,6 @@ from torch._dynamo.testing import CompileCounter
 
 import tensorops as tops
 
-# Path search over three or more operands (tensorops/_einsum/_paths.py) calls bisect,
-# which Dynamo cannot trace.
-EINSUM_COMPILE = pytest.mark.xfail(
-    reason="einsum path search calls bisect, which Dynamo cannot trace",
-    strict=False,
-)
-
 BATCH_SIZES = (9, 10, 11)  # unlike every other length: no duck-sized equalities
 
 
@@ -142,10 +135,7 @@ if hasattr(tops, "einsum"):
 
 @pytest.mark.parametrize(
     "name",
-    [
-        pytest.param(n, marks=EINSUM_COMPILE) if n == "einsum-3-diagonal" else n
-        for n in sorted(FUNCTIONS)
-    ],
+    sorted(FUNCTIONS),
 )
 def test_function_compiles_without_breaks_or_recompiles(name):
     fn, make_inputs = FUNCTIONS[name]

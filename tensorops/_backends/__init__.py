@@ -145,7 +145,13 @@ def _torch_backend() -> Backend:
     if not _TORCH_BACKEND:
         from ._torch import TorchBackend
 
-        _TORCH_BACKEND.append(TorchBackend())
+        backend = TorchBackend()
+        _TORCH_BACKEND.append(backend)
+        # Register the common tensor types at once, so a first call on a Parameter inside a
+        # compiled region does not mutate the table while it is traced.
+        torch = sys.modules["torch"]
+        _BY_TYPE.setdefault(torch.Tensor, backend)
+        _BY_TYPE.setdefault(torch.nn.Parameter, backend)
     return _TORCH_BACKEND[0]
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import heapq
 import operator
-from bisect import bisect_left
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -415,7 +414,8 @@ class BitNetwork:
         alive = list(range(n))  # stays sorted: new ids are the largest
         path: list[tuple[int, ...]] = []
         for number, step in enumerate(self.ssa):
-            positions = [bisect_left(alive, ident) for ident in step]
+            # list.index, not bisect: torch.compile traces planning and cannot trace bisect.
+            positions = [alive.index(ident) for ident in step]
             for position in sorted(positions, reverse=True):
                 del alive[position]
             alive.append(n + number)

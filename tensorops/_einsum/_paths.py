@@ -34,8 +34,10 @@ OPTIMAL_MAX_OPERANDS = 12
 STRATEGIES: tuple[str, ...] = ("auto", "optimal", "dp", "greedy")
 
 _AUTO_OPTIMAL_MAX = 5
-_AUTO_DP_MAX = 20
-_AUTO_DP_BUDGET = 10_000  # candidate pairs: exact to about 12 operands in a millisecond
+# (most operands, candidate pairs dp may look at) under auto: the first budget fits
+# most networks of up to 12 operands, in about a millisecond; few larger ones fit
+# any affordable budget, so auto gives up on them sooner
+_AUTO_DP_BUDGETS = ((12, 10_000), (20, 3_000))
 _INF = 1 << 512  # an int sentinel keeps costs exact and comparable
 
 Path = list[tuple[int, ...]]
@@ -45,7 +47,7 @@ def _cover(costs: Mapping[int, int]) -> list[int]:
     """Pick disjoint feasible subsets from ``costs`` covering every operand, largest first."""
     chosen: list[int] = []
     taken = 0
-    for part in sorted(costs, key=lambda s: (-bin(s).count("1"), costs[s], s)):
+    for part in sorted(costs, key=lambda s: (-s.bit_count(), costs[s], s)):
         if costs[part] < _INF and part and not part & taken:
             chosen.append(part)
             taken |= part
@@ -278,6 +280,9 @@ def _dp_search(net: BitNetwork, bound: int = _INF, budget: int | None = None) ->
 def _dp(net: BitNetwork, budget: int | None = None) -> None:
     """Plan by dynamic programming, bounded by the cost of the greedy path.
 
+    The greedy path is kept when the search finds nothing cheaper, which happens
+    when outer products pay off, so ``dp`` is never worse than ``greedy``.
+
     Args:
         net: The network.
         budget: Keep the greedy path if the search needs more candidate pairs.
@@ -415,10 +420,12 @@ def _auto(net: BitNetwork) -> None:
     n = len(net.inputs)
     if n <= _AUTO_OPTIMAL_MAX:
         _optimal(net)
-    elif n <= _AUTO_DP_MAX:
-        _dp(net, _AUTO_DP_BUDGET)
-    else:
-        _greedy(net)
+        return
+    for most, budget in _AUTO_DP_BUDGETS:
+        if n <= most:
+            _dp(net, budget)
+            return
+    _greedy(net)
 
 
 _STRATEGIES: dict[str, Callable[[BitNetwork], None]] = {
