@@ -7,8 +7,16 @@ Examples:
     (2, 4, 3)
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
+from tensorops._caches import cache_info as cache_info
+from tensorops._caches import clear_caches as clear_caches
+from tensorops._config import config as config
+from tensorops._convert import asnumpy as asnumpy
+from tensorops._convert import convert as convert
+from tensorops._einsum import ContractionPlan as ContractionPlan
+from tensorops._einsum import einsum as einsum
+from tensorops._einsum import einsum_path as einsum_path
 from tensorops._errors import BackendError as BackendError
 from tensorops._errors import PatternError as PatternError
 from tensorops._errors import ShapeError as ShapeError
@@ -21,17 +29,34 @@ from tensorops._pack import pack as pack
 from tensorops._pack import parse_shape as parse_shape
 from tensorops._pack import unpack as unpack
 
-try:
-    __version__ = version("tensorops")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0.0.0"
+
+def __getattr__(name: str) -> Any:
+    # __version__ is read from the installed metadata on first use: importing
+    # importlib.metadata up front would double the time `import tensorops` takes.
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("tensorops")
+        except PackageNotFoundError:  # pragma: no cover - a source tree without install
+            return "0.0.0"
+    raise AttributeError(f"module 'tensorops' has no attribute {name!r}")
+
 
 __all__ = [
     "BackendError",
+    "ContractionPlan",
     "PatternError",
     "ShapeError",
     "TensorOpsError",
     "__version__",
+    "asnumpy",
+    "cache_info",
+    "clear_caches",
+    "config",
+    "convert",
+    "einsum",
+    "einsum_path",
     "explain",
     "pack",
     "parse_shape",

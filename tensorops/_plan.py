@@ -234,7 +234,7 @@ def _bind(op: str, text: str, shape: tuple[int, ...], lengths: LengthItems) -> R
             f"has {len(shape)} dimensions",
             span=left.span if left.elements else None,
         )
-    given = _check_lengths(lengths)
+    given = check_lengths(lengths)
     known = _resolve_input(text, _elementary(left, n_ellipsis, "<in>"), shape, given)
     out_dims = _elementary(right, n_ellipsis, "<out>")
     used = set(known)
@@ -262,7 +262,8 @@ def _bind(op: str, text: str, shape: tuple[int, ...], lengths: LengthItems) -> R
     return _make_recipe(shape, _elementary(left, n_ellipsis, "<in>"), out_dims, known)
 
 
-def _check_lengths(lengths: LengthItems) -> dict[str, int]:
+def check_lengths(lengths: LengthItems) -> dict[str, int]:
+    """The axis lengths as a dict, each checked to be a non-negative integer."""
     given: dict[str, int] = {}
     for name, value in lengths:
         symbolic = type(value).__name__ == "SymInt"  # a tracing compiler's size: keep it symbolic

@@ -90,6 +90,12 @@ class ArrayApiBackend:
     def multiply(self, a: Any, b: Any) -> Any:
         return self.xp.multiply(a, b)
 
+    def astype(self, x: Any, dtype: Any) -> Any:
+        return self.xp.astype(x, dtype)
+
+    def result_type(self, xs: Sequence[Any]) -> Any:
+        return self.xp.result_type(*xs)
+
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         ndim = len(x.shape)
         axis1 %= ndim

@@ -52,5 +52,11 @@ class Backend(Protocol):
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         """Diagonal over two axes of equal length, moved to the last position (NumPy's rule)."""
 
+    def astype(self, x: Any, dtype: Any) -> Any:
+        """``x`` converted to ``dtype`` (no copy when it already has it, where possible)."""
+
+    def result_type(self, xs: Sequence[Any]) -> Any:
+        """The dtype the framework promotes the arrays ``xs`` to."""
+
     def to_numpy(self, x: Any) -> Any:
         """A ``numpy.ndarray`` with the same values (zero-copy where safe)."""

@@ -88,6 +88,12 @@ class NumpyBackend:
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         return np.diagonal(x, axis1=axis1, axis2=axis2)
 
+    def astype(self, x: Any, dtype: Any) -> Any:
+        return x.astype(dtype, copy=False)
+
+    def result_type(self, xs: Sequence[Any]) -> Any:
+        return np.result_type(*xs)
+
     def to_numpy(self, x: Any) -> Any:
         return np.asarray(x)
 

@@ -117,6 +117,16 @@ class TorchBackend:
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         return torch.diagonal(x, dim1=axis1, dim2=axis2)
 
+    def astype(self, x: Any, dtype: Any) -> Any:
+        return x.to(dtype)
+
+    def result_type(self, xs: Sequence[Any]) -> Any:
+        # torch.result_type takes two operands; promote_types folds the dtypes pairwise.
+        dtype = xs[0].dtype
+        for x in xs[1:]:
+            dtype = torch.promote_types(dtype, x.dtype)
+        return dtype
+
     def to_numpy(self, x: Any) -> Any:
         return tensor_to_numpy(x)
 

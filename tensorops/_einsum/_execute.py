@@ -280,23 +280,11 @@ def _run_pair(backend: Backend, a: Any, b: Any, pair: Pair) -> Any:
 
 
 def cast(backend: Backend, x: Any, dtype: Any) -> Any:
-    """``x`` converted to ``dtype`` (the protocol has no astype; each family spells it)."""
-    if backend.name == "numpy":
-        return x.astype(dtype, copy=False)
-    if backend.name == "torch":
-        return x.to(dtype)
-    return backend.xp.astype(x, dtype)  # type: ignore[attr-defined]
+    """``x`` converted to ``dtype``."""
+    return backend.astype(x, dtype)
 
 
 def promote(backend: Backend, operands: Sequence[Any]) -> list[Any]:
     """Cast the operands to their common dtype by the framework's own rules."""
-    if backend.name == "torch":
-        import torch
-
-        dtype = operands[0].dtype
-        for x in operands[1:]:
-            dtype = torch.promote_types(dtype, x.dtype)
-    else:
-        xp = backend.xp  # type: ignore[attr-defined]
-        dtype = xp.result_type(*operands)
-    return [x if x.dtype == dtype else cast(backend, x, dtype) for x in operands]
+    dtype = backend.result_type(operands)
+    return [x if x.dtype == dtype else backend.astype(x, dtype) for x in operands]

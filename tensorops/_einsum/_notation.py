@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from tensorops._errors import PatternError, ShapeError, Span
 from tensorops._grammar import Axis, Ellipsis, Group, Pattern, Term, parse_pattern
+from tensorops._plan import check_lengths
 
 __all__ = ["Bound", "Notation", "bind_equation", "parse_equation"]
 
@@ -306,7 +307,7 @@ def bind_equation(
         TensorOpsError: The equation is malformed or does not fit the shapes / lengths.
     """
     notation = parse_equation(equation, tuple(len(shape) for shape in shapes))
-    given = dict(lengths)
+    given = check_lengths(lengths)
     known = {axis for term in notation.inputs for dim in term for axis in dim}
     for name in given:
         if name not in known:

@@ -1,0 +1,73 @@
+"""Importing tensorops stays light, and the public API is locked."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import tensorops
+
+HEAVY = ("torch", "jax", "dask", "array_api_strict", "cupy", "tensorflow")
+
+PUBLIC_API = [
+    "BackendError",
+    "ContractionPlan",
+    "PatternError",
+    "ShapeError",
+    "TensorOpsError",
+    "__version__",
+    "asnumpy",
+    "cache_info",
+    "clear_caches",
+    "config",
+    "convert",
+    "einsum",
+    "einsum_path",
+    "explain",
+    "pack",
+    "parse_shape",
+    "rearrange",
+    "reduce",
+    "repeat",
+    "unpack",
+]
+
+
+def _loaded_after(code: str) -> list[str]:
+    """The top-level packages in sys.modules after running ``code`` in a fresh interpreter."""
+    report = "import json, sys; print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    script = f"{code}\n{report}"
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    loaded: list[str] = json.loads(result.stdout.splitlines()[-1])
+    return loaded
+
+
+def test_import_loads_no_framework() -> None:
+    loaded = _loaded_after("import tensorops")
+    assert [name for name in HEAVY if name in loaded] == []
+
+
+def test_first_call_on_numpy_loads_no_framework() -> None:
+    loaded = _loaded_after(
+        "import numpy as np, tensorops as tops\n"
+        "tops.rearrange(np.zeros((2, 3)), 'a b -> b a')\n"
+        "tops.einsum('ij,jk->ik', np.zeros((2, 3)), np.zeros((3, 4)))"
+    )
+    assert [name for name in HEAVY if name in loaded] == []
+
+
+def test_public_api_is_locked() -> None:
+    assert sorted(tensorops.__all__) == PUBLIC_API
+    for name in tensorops.__all__:
+        assert hasattr(tensorops, name), name
+
+
+@pytest.mark.parametrize("name", [name for name in PUBLIC_API if name != "__version__"])
+def test_public_names_have_docstrings_with_examples(name: str) -> None:
+    doc = getattr(tensorops, name).__doc__ or ""
+    assert "Examples:" in doc, f"tensorops.{name} has no 'Examples:' section"
