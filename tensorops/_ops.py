@@ -8,7 +8,7 @@ validation, error context) happens only on the slow path.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from tensorops._backends import _BY_TYPE, get_backend
 from tensorops._backends._base import REDUCTIONS, Backend
@@ -129,6 +129,10 @@ _FRAMEWORK_ERRORS = (
 )
 
 
+@overload
+def rearrange(x: Sequence[ArrayT], pattern: str, **lengths: int) -> ArrayT: ...
+@overload
+def rearrange(x: ArrayT, pattern: str, **lengths: int) -> ArrayT: ...
 def rearrange(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> ArrayT:
     """Reorder, split and merge axes by a pattern; returns a view whenever the framework can.
 
@@ -165,6 +169,10 @@ def rearrange(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> Arr
         raise _in_context(error, "rearrange", backend, x, pattern, lengths) from None
 
 
+@overload
+def reduce(x: Sequence[ArrayT], pattern: str, reduction: Reduction, **lengths: int) -> ArrayT: ...
+@overload
+def reduce(x: ArrayT, pattern: str, reduction: Reduction, **lengths: int) -> ArrayT: ...
 def reduce(
     x: ArrayT | Sequence[ArrayT], pattern: str, reduction: Reduction, **lengths: int
 ) -> ArrayT:
@@ -217,6 +225,10 @@ def _check_reduction(reduction: Any, pattern: Any) -> None:
     )
 
 
+@overload
+def repeat(x: Sequence[ArrayT], pattern: str, **lengths: int) -> ArrayT: ...
+@overload
+def repeat(x: ArrayT, pattern: str, **lengths: int) -> ArrayT: ...
 def repeat(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> ArrayT:
     """Rearrange and add (tile) axes that are new on the right.
 
