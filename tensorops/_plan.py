@@ -235,7 +235,8 @@ def _bind(op: str, text: str, shape: tuple[int, ...], lengths: LengthItems) -> R
             span=left.span if left.elements else None,
         )
     given = check_lengths(lengths)
-    known = _resolve_input(text, _elementary(left, n_ellipsis, "<in>"), shape, given)
+    in_dims = _elementary(left, n_ellipsis, "<in>")
+    known = _resolve_input(text, in_dims, shape, given)
     out_dims = _elementary(right, n_ellipsis, "<out>")
     used = set(known)
     for axes, _span in out_dims:
@@ -259,7 +260,7 @@ def _bind(op: str, text: str, shape: tuple[int, ...], lengths: LengthItems) -> R
             f"axis length {unused[0]}={given[unused[0]]} is given but '{unused[0]}' is not in "
             "the pattern"
         )
-    return _make_recipe(shape, _elementary(left, n_ellipsis, "<in>"), out_dims, known)
+    return _make_recipe(shape, in_dims, out_dims, known)
 
 
 def check_lengths(lengths: LengthItems) -> dict[str, int]:

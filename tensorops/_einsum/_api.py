@@ -69,10 +69,9 @@ def _plan(
     memory_limit = settings.memory_limit if memory_limit is None else memory_limit
     key = (equation, shapes, strategy, memory_limit, tuple(lengths.items()))
     try:
-        hash(key)
-    except TypeError:
+        return compile_cached(*key)
+    except TypeError:  # an unhashable (symbolic) shape: the same plan, without the cache
         return compile_einsum(*key)
-    return compile_cached(*key)
 
 
 def _backend_of(operands: tuple[Any, ...]) -> Backend:
