@@ -90,6 +90,66 @@ def test_generic_path_on_numpy(equation: str, shapes: tuple[tuple[int, ...], ...
     _check(np.asarray(result), np.einsum(equation, *arrays))
 
 
+NUMBERS: list[tuple[str, tuple[Any, ...]]] = [
+    (",i->i", (2.0, (3,))),
+    ("i,->i", ((3,), -3)),
+    ("i,,i->", ((4,), 0.5, (4,))),
+    (",ij,->j", (2, (2, 3), 1.5)),
+    (",->", (2, 3)),
+    (",", (2.5, 4)),
+    (",i", (True, (3,))),
+    ("i,->i", ((2,), 3j)),
+]
+
+
+@pytest.mark.parametrize(("equation", "operands"), NUMBERS)
+def test_python_numbers_against_numpy(equation: str, operands: tuple[Any, ...]) -> None:
+    """Python numbers are 0-d operands, as numpy.einsum takes them (dtypes included)."""
+    values = [_rand(*x) if isinstance(x, tuple) else x for x in operands]
+    expected = np.asarray(np.einsum(equation, *values))
+    result = np.asarray(tops.einsum(equation, *values))
+    assert result.dtype == expected.dtype
+    _check(result, expected)
+    plan = tops.einsum_path(equation, *operands)
+    assert plan.path  # shapes and numbers plan alike
+
+
+@pytest.mark.parametrize(("equation", "operands"), NUMBERS[:4])
+def test_python_numbers_on_every_family(
+    backend: Any, equation: str, operands: tuple[Any, ...]
+) -> None:
+    values = [_rand(*x) if isinstance(x, tuple) else x for x in operands]
+    family = [backend.asarray(v) if isinstance(v, np.ndarray) else v for v in values]
+    result = tops.einsum(equation, *family)
+    assert hasattr(result, "dtype")  # an array of the family (or a NumPy scalar)
+    _check(backend.to_numpy(result), np.einsum(equation, *values))
+
+
+@pytest.mark.parametrize(
+    ("dtype", "number", "expected"),
+    [("float16", 2.0, "float16"), ("int64", 2.5, "float32"), ("int32", 3, "int32")],
+)
+def test_python_numbers_follow_torch_promotion(dtype: str, number: Any, expected: str) -> None:
+    """On torch a number combines with the tensor as in ``tensor * number``."""
+    torch = pytest.importorskip("torch")
+    x = torch.ones(3, dtype=getattr(torch, dtype))
+    result = tops.einsum("i,->i", x, number)
+    assert result.dtype == getattr(torch, expected) == (x * number).dtype
+    torch.testing.assert_close(result, x * number)
+
+
+def test_python_numbers_follow_the_array_api_rule() -> None:
+    """array-api-strict: a number of a fitting kind takes the array's dtype."""
+    xp = pytest.importorskip("array_api_strict")
+    x = xp.ones(3, dtype=xp.float32)
+    assert tops.einsum("i,->i", x, 2).dtype == xp.float32
+    assert tops.einsum("i,->i", x, 2.0).dtype == xp.float32
+    ints = xp.ones(3, dtype=xp.int16)
+    assert tops.einsum("i,->i", ints, 2).dtype == xp.int16
+    with pytest.raises(tops.TensorOpsError, match="cannot be type promoted"):
+        tops.einsum("i,->i", ints, 2.5)  # the standard does not mix integers and floats
+
+
 def test_spaced_and_compact_agree() -> None:
     a, b = _rand(2, 3, 4, 5), _rand(2, 3, 6, 5)
     compact = tops.einsum("bhid,bhjd->bhij", a, b)

@@ -23,6 +23,15 @@ __all__ = ["ArrayApiBackend"]
 
 _FRAMEWORK_ERRORS = (TypeError, ValueError, RuntimeError, IndexError)
 
+# The standard's rule for an array and a Python number: the number takes the array's
+# dtype when its kind fits in it (bool is tested before int, which it subclasses).
+_SCALAR_KINDS: tuple[tuple[type, tuple[str, ...]], ...] = (
+    (bool, ("bool",)),
+    (int, ("integral", "real floating", "complex floating")),
+    (float, ("real floating", "complex floating")),
+    (complex, ("complex floating",)),
+)
+
 
 class ArrayApiBackend:
     """Primitives for the arrays of one array-API namespace ``xp``."""
@@ -95,6 +104,13 @@ class ArrayApiBackend:
 
     def result_type(self, xs: Sequence[Any]) -> Any:
         return self.xp.result_type(*xs)
+
+    def scalar(self, value: complex, like: Any) -> Any:
+        from array_api_compat import device
+
+        kinds = next(kinds for cls, kinds in _SCALAR_KINDS if isinstance(value, cls))
+        dtype = like.dtype if self.xp.isdtype(like.dtype, kinds) else None
+        return self.xp.asarray(value, dtype=dtype, device=device(like))
 
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         ndim = len(x.shape)

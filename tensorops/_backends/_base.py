@@ -58,5 +58,12 @@ class Backend(Protocol):
     def result_type(self, xs: Sequence[Any]) -> Any:
         """The dtype the framework promotes the arrays ``xs`` to."""
 
+    def scalar(self, value: complex, like: Any) -> Any:
+        """A 0-d array holding the Python number ``value``, on ``like``'s device.
+
+        Its dtype is the framework's for a Python number combined with ``like``
+        (NumPy, whose ``einsum`` takes numbers as they are: the number's own dtype).
+        """
+
     def to_numpy(self, x: Any) -> Any:
         """A ``numpy.ndarray`` with the same values (zero-copy where safe)."""

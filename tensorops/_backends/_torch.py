@@ -130,6 +130,10 @@ class TorchBackend:
             dtype = torch.promote_types(dtype, x.dtype)
         return dtype
 
+    def scalar(self, value: complex, like: Any) -> Any:
+        # torch's rule for `like * value`: a float stays float16 with a float16 tensor
+        return torch.tensor(value, dtype=torch.result_type(like, value), device=like.device)
+
     def to_numpy(self, x: Any) -> Any:
         return tensor_to_numpy(x)
 

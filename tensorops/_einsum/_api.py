@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tensorops._backends import _BY_TYPE, get_backend
+from tensorops._backends import _BY_TYPE, NUMPY_BACKEND, get_backend
 from tensorops._backends._base import Backend
 from tensorops._config import config
 from tensorops._einsum._execute import promote, run_program
@@ -74,6 +74,19 @@ def _plan(
         return compile_einsum(*key)
 
 
+# Python numbers numpy.einsum takes as 0-d operands.
+_NUMBERS = (int, float, complex)
+
+
+def _lift_numbers(operands: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Python numbers as 0-d arrays of the other operands' family (NumPy if there are none)."""
+    if not any(isinstance(x, _NUMBERS) for x in operands):
+        return operands
+    like = next((x for x in operands if not isinstance(x, _NUMBERS)), None)
+    backend = NUMPY_BACKEND if like is None else get_backend(like)
+    return tuple(backend.scalar(x, like) if isinstance(x, _NUMBERS) else x for x in operands)
+
+
 def _backend_of(operands: tuple[Any, ...]) -> Backend:
     if not operands:
         raise TensorOpsError("einsum needs at least one array", op="einsum")
@@ -101,6 +114,7 @@ def _slow(args: tuple[Any, ...], strategy: Any, memory_limit: Any, lengths: dict
     operands: tuple[Any, ...] = ()
     try:
         equation, operands = _split_args("einsum", args)
+        operands = _lift_numbers(operands)
         backend = _backend_of(operands)
         shapes = tuple(tuple(x.shape) for x in operands)
         compiled = _plan(equation, shapes, strategy, memory_limit, lengths)
@@ -127,7 +141,8 @@ def einsum(
 
     Args:
         *args: The equation and the arrays, as ``(equation, *arrays)`` (NumPy order)
-            or ``(*arrays, equation)`` (einops order). The arrays are of one family.
+            or ``(*arrays, equation)`` (einops order). The arrays are of one family;
+            a Python number is a 0-d operand of that family (``",i"`` scales).
         strategy: ``"auto"``, ``"optimal"``, ``"dp"``, ``"greedy"``, or an explicit
             path (``[(0, 1), (0, 1)]`` or NumPy's ``["einsum_path", ...]``); None
             uses ``tops.config.strategy``.
@@ -153,6 +168,8 @@ def einsum(
         (5, 8, 6)
         >>> tops.einsum("ii", np.eye(3))
         np.float64(3.0)
+        >>> tops.einsum(",i->i", 2.0, np.arange(3.0))
+        array([0., 2., 4.])
     """
     try:
         equation = args[0]
@@ -236,7 +253,7 @@ def einsum_path(
             raise TensorOpsError("einsum_path needs at least one array or shape")
         shapes = []
         for operand in operands:
-            shape = _as_shape(operand)
+            shape = () if isinstance(operand, _NUMBERS) else _as_shape(operand)
             if shape is None:
                 get_backend(operand)  # not an array: a BackendError naming its type
                 shape = tuple(operand.shape)
