@@ -160,7 +160,8 @@ def rearrange(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> Arr
     """
     try:
         backend = _BY_TYPE[type(x)]
-        recipe = _bind_cached("rearrange", pattern, x.shape, tuple(lengths.items()))  # type: ignore[union-attr]
+        items = tuple(lengths.items()) if lengths else ()  # tuple({}.items()) costs 0.1 µs
+        recipe = _bind_cached("rearrange", pattern, x.shape, items)  # type: ignore[union-attr]
     except (KeyError, TypeError, TensorOpsError):
         return _run("rearrange", x, pattern, lengths, None)  # type: ignore[no-any-return]
     try:
@@ -205,7 +206,8 @@ def reduce(
         _check_reduction(reduction, pattern)
     try:
         backend = _BY_TYPE[type(x)]
-        recipe = _bind_cached("reduce", pattern, x.shape, tuple(lengths.items()))  # type: ignore[union-attr]
+        items = tuple(lengths.items()) if lengths else ()  # tuple({}.items()) costs 0.1 µs
+        recipe = _bind_cached("reduce", pattern, x.shape, items)  # type: ignore[union-attr]
     except (KeyError, TypeError, TensorOpsError):
         return _run("reduce", x, pattern, lengths, reduction)  # type: ignore[no-any-return]
     try:
@@ -253,7 +255,8 @@ def repeat(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> ArrayT
     """
     try:
         backend = _BY_TYPE[type(x)]
-        recipe = _bind_cached("repeat", pattern, x.shape, tuple(lengths.items()))  # type: ignore[union-attr]
+        items = tuple(lengths.items()) if lengths else ()  # tuple({}.items()) costs 0.1 µs
+        recipe = _bind_cached("repeat", pattern, x.shape, items)  # type: ignore[union-attr]
     except (KeyError, TypeError, TensorOpsError):
         return _run("repeat", x, pattern, lengths, None)  # type: ignore[no-any-return]
     try:

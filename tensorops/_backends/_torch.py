@@ -84,20 +84,13 @@ class TorchBackend:
         if not axes:
             # torch reads dim=() as "every dim"; the protocol means "no dim".
             return x
-        if reduction == "mean" and not (x.dtype.is_floating_point or x.dtype.is_complex):
-            raise TensorOpsError(
-                f"mean of an integer tensor is not defined in torch "
-                f"(dtype {str(x.dtype).removeprefix('torch.')}); convert to float first",
-                hint="call x.float() before reducing, or use 'sum'",
-            )
         try:
+            reducer = _REDUCERS.get(reduction)
+            if reducer is not None:
+                return reducer(x, dim=axes)
             return _reduce(x, reduction, axes)
         except _FRAMEWORK_ERRORS as error:
-            raise TensorOpsError(
-                f"cannot take the {reduction} over axes {axes} of a torch tensor with "
-                f"shape {tuple(x.shape)} and dtype {str(x.dtype).removeprefix('torch.')}: "
-                f"{error}"
-            ) from None
+            raise _refused(x, reduction, axes, error) from None
 
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
         return x.expand(*shape) if shape else x.expand(shape)  # stride-0 view, no copy
@@ -141,19 +134,19 @@ class TorchBackend:
         return "TorchBackend()"
 
 
+# One call each; the dict lookup is cheaper than a chain of string comparisons.
+_REDUCERS: dict[str, Any] = {
+    "sum": torch.sum,
+    "mean": torch.mean,
+    "max": torch.amax,  # not x.max(dim): that returns (values, indices)
+    "min": torch.amin,
+    "any": torch.any,
+    "all": torch.all,
+}
+
+
 def _reduce(x: torch.Tensor, reduction: str, axes: tuple[int, ...]) -> torch.Tensor:
-    if reduction == "sum":
-        return torch.sum(x, dim=axes)
-    if reduction == "mean":
-        return torch.mean(x, dim=axes)
-    if reduction == "max":
-        return torch.amax(x, dim=axes)  # not x.max(dim): that returns (values, indices)
-    if reduction == "min":
-        return torch.amin(x, dim=axes)
-    if reduction == "any":
-        return torch.any(x, dim=axes)
-    if reduction == "all":
-        return torch.all(x, dim=axes)
+    """The reductions torch has no multi-axis call for."""
     if reduction == "prod":
         # torch.prod takes a single dim; reduce the highest first so lower ones keep their index.
         ndim = x.ndim
@@ -161,6 +154,21 @@ def _reduce(x: torch.Tensor, reduction: str, axes: tuple[int, ...]) -> torch.Ten
             x = torch.prod(x, dim=axis)
         return x
     raise TensorOpsError(f"unknown reduction {reduction!r}")
+
+
+def _refused(x: torch.Tensor, reduction: str, axes: tuple[int, ...], error: Exception) -> Exception:
+    """The TensorOpsError for a reduction torch refused, explained where we can."""
+    dtype = str(x.dtype).removeprefix("torch.")
+    if reduction == "mean" and not (x.dtype.is_floating_point or x.dtype.is_complex):
+        return TensorOpsError(
+            f"mean of an integer tensor is not defined in torch (dtype {dtype}); "
+            "convert to float first",
+            hint="call x.float() before reducing, or use 'sum'",
+        )
+    return TensorOpsError(
+        f"cannot take the {reduction} over axes {axes} of a torch tensor with "
+        f"shape {tuple(x.shape)} and dtype {dtype}: {error}"
+    )
 
 
 # --- torch.compile: tracing through the plan caches --------------------------------------------
