@@ -191,9 +191,8 @@ def einsum(
                 strategy = settings.strategy
             if memory_limit is None:
                 memory_limit = settings.memory_limit
-        compiled = compile_cached(
-            equation, tuple(shapes), strategy, memory_limit, tuple(lengths.items())
-        )
+        items = tuple(lengths.items()) if lengths else ()
+        compiled = compile_cached(equation, tuple(shapes), strategy, memory_limit, items)
     except (KeyError, TypeError, IndexError, AttributeError, TensorOpsError):
         return _slow(args, strategy, memory_limit, lengths)
     try:
