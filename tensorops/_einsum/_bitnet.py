@@ -86,9 +86,11 @@ class BitNetwork:
         sizes = self.size_cache
         size = sizes.get(mask)
         if size is None:
-            size = 1
-            for low in bits_of(mask):
+            size, rest = 1, mask
+            while rest:  # no list of bits: this runs for every new intermediate
+                low = rest & -rest
                 size *= sizes[low]
+                rest ^= low
             sizes[mask] = size
         return size
 

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from tensorops._einsum._bitnet import BitNetwork, bits_of
 from tensorops._einsum._greedy import plan_greedy
 
-__all__ = ["INF", "OPTIMAL_MAX_OPERANDS", "plan_dp", "plan_optimal"]
+__all__ = [
+    "INF",
+    "OPTIMAL_MAX_OPERANDS",
+    "improve_by_dp",
+    "optimize_subsets",
+    "plan_dp",
+    "plan_optimal",
+]
 
 OPTIMAL_MAX_OPERANDS = 12
 """The most operands ``optimal`` plans; its time grows as ``3 ** n``."""
@@ -27,23 +34,35 @@ def _cover(costs: Mapping[int, int]) -> list[int]:
     return chosen
 
 
-def plan_optimal(net: BitNetwork) -> None:
-    """Plan the exact cheapest path by dynamic programming over all operand subsets."""
-    inp, out, n = net.inputs, net.output, len(net.inputs)
-    if n > OPTIMAL_MAX_OPERANDS:
-        raise ValueError(
-            f"optimal planning of {n} operands would take too long; use 'dp' or 'greedy'"
-        )
+def optimize_subsets(
+    net: BitNetwork, inputs: Sequence[int], dangling: Sequence[int], output: int
+) -> tuple[list[int], list[int], list[int], list[int]]:
+    """Find the cheapest pairwise tree over all subsets of some tensors of ``net``.
+
+    Args:
+        net: The network, for axis sizes and the memory limit.
+        inputs: Axes of each tensor.
+        dangling: Axes of each tensor that it may sum on its own first (0 for
+            intermediate results).
+        output: Axes of the result of contracting all of them.
+
+    Returns:
+        Per subset (a bitset over ``inputs``): its cost (:data:`INF` if the memory
+        limit forbids it), the part holding its lowest tensor in its best split,
+        its axes, and the axes it is used with (those of its tensor for one).
+    """
+    n = len(inputs)
     full = (1 << n) - 1
     axes = [0] * (full + 1)
     for s in range(1, full + 1):
         low = s & -s
-        axes[s] = axes[s ^ low] | inp[low.bit_length() - 1]
-    legs = [axes[s] & (out | axes[full ^ s]) for s in range(full + 1)]
+        axes[s] = axes[s ^ low] | inputs[low.bit_length() - 1]
+    legs = [axes[s] & (output | axes[full ^ s]) for s in range(full + 1)]
     act, dang, best, split = legs[:], [0] * (full + 1), [INF] * (full + 1), [0] * (full + 1)
     for i in range(n):
-        act[1 << i], dang[1 << i], best[1 << i] = inp[i], net.dangling[i], 0
+        act[1 << i], dang[1 << i], best[1 << i] = inputs[i], dangling[i], 0
     size, cache = net.size, net.size_cache
+    sizes = [size(mask) for mask in act]
     for s in range(3, full + 1):
         if not s & (s - 1) or (s != full and not net.fits(legs[s])):
             continue
@@ -61,12 +80,25 @@ def plan_optimal(net: BitNetwork) -> None:
             if dang[a] or dang[b]:
                 cost += net.pair_cost(act[a], dang[a], act[b], dang[b], result)[0]
             else:
-                union = act[a] | act[b]
-                flops = cache.get(union) or size(union)
-                cost += flops * 2 if union != result else flops
+                # dividing out the shared axes is cheaper than sizing the union
+                shared = act[a] & act[b]
+                flops = sizes[a] * sizes[b] // (cache.get(shared) or size(shared))
+                cost += flops * 2 if act[a] | act[b] != result else flops
             if cost < best_cost:
                 best_cost, split[s] = cost, a
         best[s] = best_cost
+    return best, split, legs, act
+
+
+def plan_optimal(net: BitNetwork) -> None:
+    """Plan the exact cheapest path by dynamic programming over all operand subsets."""
+    n = len(net.inputs)
+    if n > OPTIMAL_MAX_OPERANDS:
+        raise ValueError(
+            f"optimal planning of {n} operands would take too long; use 'dp' or 'greedy'"
+        )
+    best, split, legs, act = optimize_subsets(net, net.inputs, net.dangling, net.output)
+    full = (1 << n) - 1
 
     def emit(s: int) -> tuple[int, int]:
         if not s & (s - 1):
@@ -250,6 +282,27 @@ def _dp_search(net: BitNetwork, bound: int = INF, budget: int | None = None) -> 
     return True
 
 
+def improve_by_dp(net: BitNetwork, budget: int | None = None) -> bool:
+    """Replace the path planned in ``net`` by dynamic programming's, if that is no costlier.
+
+    The planned path's cost bounds the search, so a good path makes it faster.
+
+    Args:
+        net: The network, with a complete path.
+        budget: Keep the path if the search needs more candidate pairs than this.
+
+    Returns:
+        Whether the path was replaced.
+    """
+    bound, path = net.cost(), net.ssa
+    net.ssa = []
+    # components are bounded one by one, so check the whole
+    if _dp_search(net, bound, budget) and net.cost() <= bound:
+        return True
+    net.ssa = path
+    return False
+
+
 def plan_dp(net: BitNetwork, budget: int | None = None) -> None:
     """Plan by dynamic programming, bounded by the cost of the greedy path.
 
@@ -261,7 +314,4 @@ def plan_dp(net: BitNetwork, budget: int | None = None) -> None:
         budget: Keep the greedy path if the search needs more candidate pairs.
     """
     plan_greedy(net)
-    bound, greedy_path = net.cost(), net.ssa
-    net.ssa = []
-    if not _dp_search(net, bound, budget):
-        net.ssa = greedy_path
+    improve_by_dp(net, budget)

@@ -24,33 +24,48 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from tensorops._einsum._bitnet import BitNetwork
-from tensorops._einsum._dp import OPTIMAL_MAX_OPERANDS, plan_dp, plan_optimal
+from tensorops._einsum._dp import OPTIMAL_MAX_OPERANDS, improve_by_dp, plan_dp, plan_optimal
 from tensorops._einsum._greedy import plan_greedy
+from tensorops._einsum._reconfigure import ContractionTree
 
 __all__ = ["OPTIMAL_MAX_OPERANDS", "STRATEGIES", "find_path"]
 
 STRATEGIES: tuple[str, ...] = ("auto", "optimal", "dp", "greedy")
 
 _AUTO_OPTIMAL_MAX = 5
-# (most operands, candidate pairs dp may look at) under auto: the first budget fits
-# most networks of up to 12 operands, in about a millisecond; few larger ones fit
-# any affordable budget, so auto gives up on them sooner
-_AUTO_DP_BUDGETS = ((12, 10_000), (20, 3_000))
+# dp within this many candidate pairs (about a millisecond) is tried first up to
+# twelve operands: it fits most such networks and is then exact
+_AUTO_DP_FIRST = (12, 10_000)
+# re-planning subtrees costs about 0.1 ms per operand; beyond twenty operands it is
+# done only for paths of at least 1e7 FLOPs per operand (~100 times that, at ~1 ns each)
+_AUTO_RECONFIGURE_MAX, _AUTO_RECONFIGURE_FLOPS = 20, 10_000_000
+_AUTO_PARTS, _AUTO_ROUNDS = 5, 8  # subtrees re-planned over 5 parts: ~100 µs each
+# planning gets about a candidate pair (~0.5 µs) of dp per 5000 FLOPs of the
+# path it has (~1 ns each), a tenth of the run: costly networks get the exact dp
+_AUTO_FLOPS_PER_PAIR = 5_000
+_AUTO_DP_MAX = 30
+_AUTO_MIN_PAIRS = 10_000  # a smaller budget seldom completes past twelve operands
 
 Path = list[tuple[int, ...]]
 
 
 def _auto(net: BitNetwork) -> None:
-    """Plan exactly for few operands, by budgeted dp for some more, greedily beyond."""
+    """Plan exactly when that is cheap, else improve the greedy path as far as it pays."""
     n = len(net.inputs)
     if n <= _AUTO_OPTIMAL_MAX:
         plan_optimal(net)
         return
-    for most, budget in _AUTO_DP_BUDGETS:
-        if n <= most:
-            plan_dp(net, budget)
-            return
     plan_greedy(net)
+    if n <= _AUTO_DP_FIRST[0] and improve_by_dp(net, _AUTO_DP_FIRST[1]):
+        return
+    if n <= _AUTO_RECONFIGURE_MAX or net.cost() >= n * _AUTO_RECONFIGURE_FLOPS:
+        tree = ContractionTree.from_path(net)
+        if tree is not None:  # None when the memory limit made one step of several
+            tree.improve(_AUTO_PARTS, _AUTO_ROUNDS)
+            tree.emit()
+    budget = net.cost() // _AUTO_FLOPS_PER_PAIR
+    if n <= _AUTO_DP_MAX and budget >= _AUTO_MIN_PAIRS:
+        improve_by_dp(net, budget)
 
 
 _STRATEGIES: dict[str, Callable[[BitNetwork], None]] = {
