@@ -10,14 +10,13 @@ from tensorops._einsum._bitnet import BitNetwork
 __all__ = ["plan_greedy"]
 
 
-def plan_greedy(net: BitNetwork, weight: tuple[int, int] = (1, 1)) -> None:
+def plan_greedy(net: BitNetwork) -> None:
     """Plan with opt_einsum's greedy heuristic, on bitsets.
 
     Operands with equal axes are multiplied at once; then the pair whose result
     is smallest relative to its operands (``size(ab) - size(a) - size(b)``) is
     contracted, ties going to the lowest ids; outer products come last.
     """
-    under, over = weight
     common = -1
     for mask in net.inputs:
         common &= mask
@@ -99,8 +98,7 @@ def plan_greedy(net: BitNetwork, weight: tuple[int, int] = (1, 1)) -> None:
             # sizes of large masks are costly to multiply out; those of the few
             # shared and summed axes are cheap and mostly cached
             k12 = sa * sb // ((cache.get(two) or size(two)) * (cache.get(gone) or size(gone)))
-            score = k12 * over - under * (sa + sb)
-            key = (score, a, b) if a > b else (score, b, a)
+            key = (k12 - sa - sb, a, b) if a > b else (k12 - sa - sb, b, a)
             if best is None or key < best:
                 best = key
         if best is not None:
