@@ -20,6 +20,7 @@ __all__ = [
 OPTIMAL_MAX_OPERANDS = 12
 """The most operands ``optimal`` plans; its time grows as ``3 ** n``."""
 
+OUTER = True
 INF = 1 << 512  # an int sentinel keeps costs exact and comparable
 
 

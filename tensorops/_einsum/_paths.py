@@ -39,7 +39,7 @@ _AUTO_DP_FIRST = (12, 10_000)
 # re-planning subtrees costs about 0.1 ms per operand; beyond twenty operands it is
 # done only for paths of at least 1e7 FLOPs per operand (~100 times that, at ~1 ns each)
 _AUTO_RECONFIGURE_MAX, _AUTO_RECONFIGURE_FLOPS = 20, 10_000_000
-_AUTO_PARTS, _AUTO_ROUNDS = 5, 8  # subtrees re-planned over 5 parts: ~100 µs each
+_AUTO_PARTS, _AUTO_ROUNDS = 5, 3  # a subtree re-planned over 5 parts takes ~50 µs
 # planning gets about a candidate pair (~0.5 µs) of dp per 5000 FLOPs of the
 # path it has (~1 ns each), a tenth of the run: costly networks get the exact dp
 _AUTO_FLOPS_PER_PAIR = 5_000

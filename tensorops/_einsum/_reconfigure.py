@@ -3,8 +3,8 @@
 A pairwise path is a binary tree over the operands; each internal node is the set
 of operands it contracts. Subtree reconfiguration (as in cotengra: Gray and
 Kourtis, Quantum 5, 410, 2021) takes a node, cuts the tree below it into at most
-``k`` parts, and replaces the steps that join those parts by their exact optimum
-(:func:`~tensorops._einsum._dp.optimize_subsets`). The axes of a node do not
+``k`` parts, and replaces the steps that join those parts by the cheapest ones
+without outer products (:func:`optimize_connected`). The axes of a node do not
 depend on how it was made, so the rest of the tree keeps its cost, and a
 replacement is taken only when it is cheaper: the path never gets worse.
 
@@ -15,14 +15,112 @@ most operands first, which reach different neighbouring trees.
 
 from __future__ import annotations
 
-from tensorops._einsum._bitnet import BitNetwork, bits_of
-from tensorops._einsum._dp import optimize_subsets
+import functools
+from collections.abc import Sequence
 
-__all__ = ["ContractionTree"]
+from tensorops._einsum._bitnet import BitNetwork, bits_of
+from tensorops._einsum._dp import INF
+
+__all__ = ["ContractionTree", "optimize_connected"]
 
 # how the passes choose the part to cut next: by the size of its tensor, or by
 # how many operands it holds
 _BY_SIZE, _BY_COUNT = 0, 1
+
+
+@functools.cache
+def _splits(n: int) -> tuple[tuple[int, tuple[tuple[int, int], ...]], ...]:
+    """Each subset of ``n`` items of two or more, smallest first, with its splits in two.
+
+    The first part of a split holds the subset's lowest item.
+    """
+    table = []
+    for s in range(3, 1 << n):
+        if s & (s - 1):
+            low = s & -s
+            rest = sub = s ^ low
+            pairs = []
+            while sub:
+                sub = (sub - 1) & rest
+                pairs.append((low | sub, s ^ (low | sub)))
+            table.append((s, tuple(pairs)))
+    return tuple(table)
+
+
+def optimize_connected(
+    net: BitNetwork, inputs: Sequence[int], dangling: Sequence[int], output: int
+) -> tuple[list[int], list[int], list[int]]:
+    """Find the cheapest pairwise tree without outer products over a few tensors of ``net``.
+
+    Like :func:`~tensorops._einsum._dp.optimize_subsets`, for the handful of
+    tensors of a subtree: the splits come from a table, and a subset whose
+    tensors are not linked by shared axes is skipped.
+
+    Args:
+        net: The network, for axis sizes and the memory limit.
+        inputs: Axes of each tensor (at most about eight).
+        dangling: Axes of each tensor that it may sum on its own first.
+        output: Axes of the result of contracting all of them.
+
+    Returns:
+        Per subset: its cost (:data:`INF` if its tensors are not linked or the
+        memory limit forbids it), the part holding its lowest tensor in its best
+        split, and its axes.
+    """
+    n = len(inputs)
+    full = (1 << n) - 1
+    axes = [0] * (full + 1)
+    for s in range(1, full + 1):
+        low = s & -s
+        axes[s] = axes[s ^ low] | inputs[low.bit_length() - 1]
+    legs = [axes[s] & (output | axes[full ^ s]) for s in range(full + 1)]
+    act, dang, best, split = legs[:], [0] * (full + 1), [INF] * (full + 1), [0] * (full + 1)
+    size, cache, limit = net.size, net.size_cache, net.limit
+    sizes = [0] * (full + 1)
+    linked = [0] * n  # the tensors that share an axis with each
+    for i in range(n):
+        act[1 << i], dang[1 << i], best[1 << i] = inputs[i], dangling[i], 0
+        sizes[1 << i] = size(inputs[i])
+        for j in range(i):
+            if inputs[i] & inputs[j]:
+                linked[i] |= 1 << j
+                linked[j] |= 1 << i
+    # a linked subset has a tensor whose removal leaves it linked (a leaf of a
+    # spanning tree), and that tensor shares an axis with the rest
+    connected = [True] * (full + 1)
+    for s in range(3, full + 1):
+        if s & (s - 1):
+            rest = s
+            while rest:
+                low = rest & -rest
+                rest ^= low
+                if connected[s ^ low] and linked[low.bit_length() - 1] & s:
+                    break
+            else:
+                connected[s] = False
+    for s, pairs in _splits(n):
+        if not connected[s]:
+            continue
+        result, best_cost = legs[s], INF
+        for a, b in pairs:
+            cost = best[a] + best[b]
+            if cost >= best_cost:  # also when a part is not linked
+                continue
+            shared = act[a] & act[b]
+            if not shared:
+                continue
+            if dang[a] or dang[b]:
+                cost += net.pair_cost(act[a], dang[a], act[b], dang[b], result)[0]
+            else:
+                flops = sizes[a] * sizes[b] // (cache.get(shared) or size(shared))
+                cost += flops * 2 if act[a] | act[b] != result else flops
+            if cost < best_cost:
+                best_cost, split[s] = cost, a
+        if best_cost < INF:
+            sizes[s] = cache.get(result) or size(result)
+            if s == full or limit is None or sizes[s] <= limit:
+                best[s] = best_cost
+    return best, split, legs
 
 
 class ContractionTree:
@@ -47,7 +145,8 @@ class ContractionTree:
         self.legs_of: dict[int, int] = {1 << i: mask for i, mask in enumerate(net.inputs)}
         self.step_costs: dict[int, int] = {}
         self.tried: set[tuple[int, ...]] = set()  # (node, *parts) that gained nothing
-        self.exact: set[int] = set()  # nodes whose subtree is optimal
+        # nodes whose subtree was re-planned from its operands: no cut can gain there
+        self.settled: set[int] = set()
         for s in sorted(split, key=int.bit_count):  # parts before the nodes they make
             self.legs(s, split[s])
 
@@ -126,6 +225,11 @@ class ContractionTree:
     def reconfigure(self, s: int, k: int, by: int) -> bool:
         """Re-plan the steps of the subtree at ``s`` above a cut into ``k`` parts.
 
+        Args:
+            s: The node.
+            k: Most parts.
+            by: How to choose the part to cut next.
+
         Returns:
             Whether the tree got cheaper.
         """
@@ -134,16 +238,16 @@ class ContractionTree:
         if len(parts) < 3 or key in self.tried:
             return False
         self.tried.add(key)
+        current = sum(self.step_cost(p) for p in above)
         net, legs_of = self.net, self.legs_of
         legs = [legs_of[p] for p in parts]
         dangling = [0 if p & (p - 1) else net.dangling[p.bit_length() - 1] for p in parts]
-        costs, best_split, best_legs, _ = optimize_subsets(net, legs, dangling, legs_of[s])
+        costs, best_split, best_legs = optimize_connected(net, legs, dangling, legs_of[s])
         local = (1 << len(parts)) - 1
-        exact = all(not p & (p - 1) for p in parts)  # then the optimum is the subtree's
-        current = sum(self.step_cost(p) for p in above)
+        settled = all(not p & (p - 1) for p in parts)
         if costs[local] >= current:
-            if exact:
-                self.exact.add(s)
+            if settled:
+                self.settled.add(s)
             return False
         for p in above:
             del self.split[p]
@@ -156,8 +260,8 @@ class ContractionTree:
             ga, gb = place(a), place(u ^ a)
             self.split[ga | gb] = ga
             legs_of[ga | gb] = best_legs[u]
-            if exact:
-                self.exact.add(ga | gb)
+            if settled:
+                self.settled.add(ga | gb)
             return ga | gb
 
         place(local)
@@ -173,8 +277,9 @@ class ContractionTree:
         modes, idle = (_BY_SIZE, _BY_COUNT), 0
         for number in range(rounds):
             by, changed = modes[number % len(modes)], False
-            for s in sorted(self.split, key=lambda s: (-self.step_cost(s), s)):
-                if s in self.split and s not in self.exact:
+            costs = {s: self.step_cost(s) for s in self.split}
+            for s in sorted(costs, key=lambda s: (-costs[s], s)):
+                if s in self.split and s not in self.settled:
                     changed |= self.reconfigure(s, k, by)
             idle = 0 if changed else idle + 1
             if idle == len(modes):
