@@ -195,22 +195,39 @@ class BitNetwork:
     def cost(self) -> int:
         """Return the cost of the path planned so far (which must be complete)."""
         masks, out = list(self.inputs), self.output
-        count = {1 << i: 0 for i in range(len(self.axes))}
+        count: dict[int, int] = {}  # summed axis -> how many alive tensors have it
         for mask in masks:
-            for low in bits_of(mask):
-                count[low] += 1
-        total = 0
+            for low in bits_of(mask & ~out):
+                count[low] = count.get(low, 0) + 1
+        lonely = sum(low for low, seen in count.items() if seen == 1)
+        size, cache, total = self.size, self.size_cache, 0
         for step in self.ssa:
-            union = 0
+            union = twice = 0
             for ident in step:
+                twice |= union & masks[ident]
                 union |= masks[ident]
-                for low in bits_of(masks[ident]):
-                    count[low] -= 1
-            result = (union & out) | sum(low for low in bits_of(union & ~out) if count[low])
-            for low in bits_of(result):
-                count[low] += 1
+            # an axis in one tensor of the step that another alive tensor has stays:
+            # only the others need counting, which keeps long paths fast
+            closed = 0
+            pair = len(step) == 2
+            for low in bits_of((twice | union & lonely) & ~out):
+                if pair:
+                    seen = count[low] - (2 if twice & low else 1)
+                else:
+                    seen = count[low] - sum(1 for ident in step if masks[ident] & low)
+                if seen:
+                    count[low] = seen + 1
+                else:
+                    closed |= low
+            lonely &= ~union
+            result = union & ~closed
             masks.append(result)
-            total += self.size(union) * (max(1, len(step) - 1) + (union != result))
+            if pair:
+                ma, mb = masks[step[0]], masks[step[1]]
+                flops = size(ma) * size(mb) // (cache.get(ma & mb) or size(ma & mb))
+            else:
+                flops = size(union)
+            total += flops * (max(1, len(step) - 1) + (union != result))
         return total
 
     def linear_path(self) -> list[tuple[int, ...]]:

@@ -36,15 +36,15 @@ _AUTO_OPTIMAL_MAX = 5
 # dp within this many candidate pairs (about a millisecond) is tried first up to
 # twelve operands: it fits most such networks and is then exact
 _AUTO_DP_FIRST = (12, 10_000)
-# re-planning subtrees costs about 0.1 ms per operand; beyond twenty operands it is
-# done only for paths of at least 1e7 FLOPs per operand (~100 times that, at ~1 ns each)
-_AUTO_RECONFIGURE_MAX, _AUTO_RECONFIGURE_FLOPS = 20, 10_000_000
-_AUTO_PARTS, _AUTO_ROUNDS = 5, 3  # a subtree re-planned over 5 parts takes ~50 µs
-# planning gets about a candidate pair (~0.5 µs) of dp per 5000 FLOPs of the
-# path it has (~1 ns each), a tenth of the run: costly networks get the exact dp
-_AUTO_FLOPS_PER_PAIR = 5_000
-_AUTO_DP_MAX = 30
-_AUTO_MIN_PAIRS = 10_000  # a smaller budget seldom completes past twelve operands
+_AUTO_PARTS, _AUTO_ROUNDS = 5, 3  # re-planning a subtree over 5 parts takes ~50 µs
+# Effort beyond that is sized by the path's cost, taking a FLOP to run in ~0.1 ns
+# (10 GFLOP/s) and letting planning take about a tenth of the run:
+# re-planning subtrees costs ~0.1 ms per operand, so past twenty operands it is
+# done for paths of 1e8 FLOPs per operand and more; dp gets a candidate pair
+# (~0.5 µs) per 50_000 FLOPs, and only if that makes 10_000 pairs, as a smaller
+# budget seldom completes past twelve operands
+_AUTO_RECONFIGURE_MAX, _AUTO_RECONFIGURE_FLOPS = 20, 100_000_000
+_AUTO_DP_MAX, _AUTO_FLOPS_PER_PAIR, _AUTO_MIN_PAIRS = 30, 50_000, 10_000
 
 Path = list[tuple[int, ...]]
 
@@ -58,14 +58,18 @@ def _auto(net: BitNetwork) -> None:
     plan_greedy(net)
     if n <= _AUTO_DP_FIRST[0] and improve_by_dp(net, _AUTO_DP_FIRST[1]):
         return
-    if n <= _AUTO_RECONFIGURE_MAX or net.cost() >= n * _AUTO_RECONFIGURE_FLOPS:
+    cost = None if n <= _AUTO_RECONFIGURE_MAX else net.cost()
+    if cost is None or cost >= n * _AUTO_RECONFIGURE_FLOPS:
         tree = ContractionTree.from_path(net)
         if tree is not None:  # None when the memory limit made one step of several
             tree.improve(_AUTO_PARTS, _AUTO_ROUNDS)
             tree.emit()
-    budget = net.cost() // _AUTO_FLOPS_PER_PAIR
-    if n <= _AUTO_DP_MAX and budget >= _AUTO_MIN_PAIRS:
-        improve_by_dp(net, budget)
+            cost = tree.cost()
+    if n <= _AUTO_DP_MAX:
+        if cost is None:
+            cost = net.cost()
+        if cost // _AUTO_FLOPS_PER_PAIR >= _AUTO_MIN_PAIRS:
+            improve_by_dp(net, cost // _AUTO_FLOPS_PER_PAIR)
 
 
 _STRATEGIES: dict[str, Callable[[BitNetwork], None]] = {
