@@ -10,12 +10,17 @@ from tensorops._einsum._bitnet import BitNetwork
 __all__ = ["plan_greedy"]
 
 
-def plan_greedy(net: BitNetwork) -> None:
+def plan_greedy(net: BitNetwork, weight: int = 1) -> None:
     """Plan with opt_einsum's greedy heuristic, on bitsets.
 
     Operands with equal axes are multiplied at once; then the pair whose result
     is smallest relative to its operands (``size(ab) - size(a) - size(b)``) is
     contracted, ties going to the lowest ids; outer products come last.
+
+    Args:
+        net: The network.
+        weight: Weight of the operands' sizes in the score, ``size(ab) - weight *
+            (size(a) + size(b))``; 0 contracts the pair with the smallest result.
     """
     common = -1
     for mask in net.inputs:
@@ -98,7 +103,8 @@ def plan_greedy(net: BitNetwork) -> None:
             # sizes of large masks are costly to multiply out; those of the few
             # shared and summed axes are cheap and mostly cached
             k12 = sa * sb // ((cache.get(two) or size(two)) * (cache.get(gone) or size(gone)))
-            key = (k12 - sa - sb, a, b) if a > b else (k12 - sa - sb, b, a)
+            score = k12 - weight * (sa + sb)
+            key = (score, a, b) if a > b else (score, b, a)
             if best is None or key < best:
                 best = key
         if best is not None:

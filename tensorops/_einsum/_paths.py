@@ -38,19 +38,30 @@ _AUTO_OPTIMAL_MAX = 5
 _AUTO_DP_FIRST = (12, 10_000)
 _AUTO_PARTS, _AUTO_ROUNDS = 5, 3  # re-planning a subtree over 5 parts takes ~50 µs
 # Effort beyond that is sized by the path's cost, taking a FLOP to run in ~0.1 ns
-# (10 GFLOP/s) and letting planning take about a tenth of the run:
-# re-planning subtrees costs ~0.1 ms per operand, so past twenty operands it is
-# done for paths of 1e8 FLOPs per operand and more; dp gets a candidate pair
-# (~0.5 µs) per 50_000 FLOPs, and only if that makes 10_000 pairs, as a smaller
-# budget seldom completes past twelve operands
-_AUTO_RECONFIGURE_MAX, _AUTO_RECONFIGURE_FLOPS = 20, 100_000_000
+# (10 GFLOP/s) and letting planning take about a tenth of the run. Re-planning
+# the subtrees of a greedy path takes ~0.1 ms per operand: past twenty operands
+# it is done, and up to twenty a second greedy path (smallest result first) is
+# re-planned too, for paths of 1e7 FLOPs per operand and more. dp gets a
+# candidate pair (~0.5 µs) per 50_000 FLOPs, if that makes 10_000 pairs, as a
+# smaller budget seldom completes past twelve operands.
+_AUTO_RECONFIGURE_MAX, _AUTO_RECONFIGURE_FLOPS = 20, 10_000_000
 _AUTO_DP_MAX, _AUTO_FLOPS_PER_PAIR, _AUTO_MIN_PAIRS = 30, 50_000, 10_000
 
 Path = list[tuple[int, ...]]
 
 
+def _reconfigure(net: BitNetwork) -> int:
+    """Re-plan the subtrees of the path planned in ``net``; return its cost."""
+    tree = ContractionTree.from_path(net)
+    if tree is None:  # the memory limit made one step of several
+        return net.cost()
+    tree.improve(_AUTO_PARTS, _AUTO_ROUNDS)
+    tree.emit()
+    return tree.cost()
+
+
 def _auto(net: BitNetwork) -> None:
-    """Plan exactly when that is cheap, else improve the greedy path as far as it pays."""
+    """Plan exactly when that is cheap, else improve greedy paths as far as it pays."""
     n = len(net.inputs)
     if n <= _AUTO_OPTIMAL_MAX:
         plan_optimal(net)
@@ -58,18 +69,22 @@ def _auto(net: BitNetwork) -> None:
     plan_greedy(net)
     if n <= _AUTO_DP_FIRST[0] and improve_by_dp(net, _AUTO_DP_FIRST[1]):
         return
-    cost = None if n <= _AUTO_RECONFIGURE_MAX else net.cost()
-    if cost is None or cost >= n * _AUTO_RECONFIGURE_FLOPS:
-        tree = ContractionTree.from_path(net)
-        if tree is not None:  # None when the memory limit made one step of several
-            tree.improve(_AUTO_PARTS, _AUTO_ROUNDS)
-            tree.emit()
-            cost = tree.cost()
-    if n <= _AUTO_DP_MAX:
-        if cost is None:
-            cost = net.cost()
-        if cost // _AUTO_FLOPS_PER_PAIR >= _AUTO_MIN_PAIRS:
-            improve_by_dp(net, cost // _AUTO_FLOPS_PER_PAIR)
+    worth = n * _AUTO_RECONFIGURE_FLOPS
+    if n > _AUTO_RECONFIGURE_MAX:
+        cost = net.cost()
+        if cost >= worth:
+            cost = _reconfigure(net)
+    else:
+        cost = _reconfigure(net)
+        if cost >= worth:
+            first, net.ssa = net.ssa, []
+            plan_greedy(net, weight=0)
+            second = _reconfigure(net)
+            if second >= cost:
+                net.ssa = first
+            cost = min(cost, second)
+    if n <= _AUTO_DP_MAX and cost // _AUTO_FLOPS_PER_PAIR >= _AUTO_MIN_PAIRS:
+        improve_by_dp(net, cost // _AUTO_FLOPS_PER_PAIR)
 
 
 _STRATEGIES: dict[str, Callable[[BitNetwork], None]] = {
