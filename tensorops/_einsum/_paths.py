@@ -9,14 +9,26 @@ assignment form (input ``i`` is id ``i``, the result of step ``k`` is id
 
 Strategies:
     ``optimal``: the exact minimum, by dynamic programming over all subsets of
-        operands (outer products included), for up to :data:`OPTIMAL_MAX_OPERANDS`.
+        operands (outer products included), for up to :data:`OPTIMAL_MAX_OPERANDS`
+        (:mod:`~tensorops._einsum._dp`).
     ``dp``: the minimum over paths without outer products inside each connected
         component (Pfeifer et al., Phys. Rev. E 90, 033315, 2014), searched
         cheapest subset first; components are then joined smallest first. Its
         time grows exponentially: fine to about 30 sparsely linked operands.
-    ``greedy``: opt_einsum's greedy heuristic, for hundreds of operands.
-    ``auto``: ``optimal`` for a few operands, ``dp`` within a work budget (else
-        ``greedy``) up to twenty, ``greedy`` beyond.
+    ``greedy``: opt_einsum's greedy heuristic, for hundreds of operands
+        (:mod:`~tensorops._einsum._greedy`).
+    ``auto``: ``optimal`` up to five operands; up to twelve, ``dp`` if it
+        finishes within a budget of about a millisecond. Otherwise the greedy
+        path, each of its subtrees cut into five parts and re-planned by the
+        cheapest order of those (:mod:`~tensorops._einsum._reconfigure`), which
+        lands within a few percent of ``dp`` in one to two milliseconds up to
+        twenty operands.
+        Further effort is sized by the cost of the path so that planning stays
+        around a tenth of the run: beyond twenty operands subtrees are re-planned
+        only for costly paths, costly networks of up to twenty also re-plan a
+        second greedy path, and ``dp`` is tried within a budget in proportion to
+        the cost up to thirty operands. Each step only replaces a path by a
+        cheaper one, so ``auto`` is never worse than ``greedy``.
 """
 
 from __future__ import annotations

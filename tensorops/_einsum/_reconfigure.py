@@ -15,7 +15,6 @@ most operands first, which reach different neighbouring trees.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 from tensorops._einsum._bitnet import BitNetwork, bits_of
@@ -28,23 +27,29 @@ __all__ = ["ContractionTree", "optimize_connected"]
 _BY_SIZE, _BY_COUNT = 0, 1
 
 
-@functools.cache
+_SPLITS: dict[int, tuple[tuple[int, tuple[tuple[int, int], ...]], ...]] = {}
+"""The tables of :func:`_splits`, one per number of parts (a handful: not a cache of inputs)."""
+
+
 def _splits(n: int) -> tuple[tuple[int, tuple[tuple[int, int], ...]], ...]:
     """Each subset of ``n`` items of two or more, smallest first, with its splits in two.
 
     The first part of a split holds the subset's lowest item.
     """
-    table = []
-    for s in range(3, 1 << n):
-        if s & (s - 1):
-            low = s & -s
-            rest = sub = s ^ low
-            pairs = []
-            while sub:
-                sub = (sub - 1) & rest
-                pairs.append((low | sub, s ^ (low | sub)))
-            table.append((s, tuple(pairs)))
-    return tuple(table)
+    table = _SPLITS.get(n)
+    if table is None:
+        rows = []
+        for s in range(3, 1 << n):
+            if s & (s - 1):
+                low = s & -s
+                rest = sub = s ^ low
+                pairs = []
+                while sub:
+                    sub = (sub - 1) & rest
+                    pairs.append((low | sub, s ^ (low | sub)))
+                rows.append((s, tuple(pairs)))
+        table = _SPLITS[n] = tuple(rows)
+    return table
 
 
 def optimize_connected(
