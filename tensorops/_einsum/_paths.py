@@ -26,9 +26,10 @@ Strategies:
         Further effort is sized by the cost of the path so that planning stays
         around a tenth of the run: beyond twenty operands subtrees are re-planned
         only for costly paths, costly networks of up to twenty also re-plan a
-        second greedy path, and ``dp`` is tried within a budget in proportion to
-        the cost up to thirty operands. Each step only replaces a path by a
-        cheaper one, so ``auto`` is never worse than ``greedy``.
+        second greedy path, and ``dp`` is tried within a budget in proportion
+        to the cost (at most about half a second) up to thirty operands. Each
+        step only replaces a path by a cheaper one, so ``auto`` is never worse
+        than ``greedy``.
 """
 
 from __future__ import annotations
@@ -55,9 +56,11 @@ _AUTO_PARTS, _AUTO_ROUNDS = 5, 3  # re-planning a subtree over 5 parts takes ~50
 # it is done, and up to twenty a second greedy path (smallest result first) is
 # re-planned too, for paths of 1e7 FLOPs per operand and more. dp gets a
 # candidate pair (~0.5 µs) per 50_000 FLOPs, if that makes 10_000 pairs, as a
-# smaller budget seldom completes past twelve operands.
+# smaller budget seldom completes past twelve operands; pairs cost more as the
+# search grows (~10 µs by 100_000 on dense networks), so 50_000 is the most.
 _AUTO_RECONFIGURE_MAX, _AUTO_RECONFIGURE_FLOPS = 20, 10_000_000
-_AUTO_DP_MAX, _AUTO_FLOPS_PER_PAIR, _AUTO_MIN_PAIRS = 30, 50_000, 10_000
+_AUTO_DP_MAX, _AUTO_FLOPS_PER_PAIR = 30, 50_000
+_AUTO_MIN_PAIRS, _AUTO_MAX_PAIRS = 10_000, 50_000
 
 Path = list[tuple[int, ...]]
 
@@ -95,8 +98,9 @@ def _auto(net: BitNetwork) -> None:
             if second >= cost:
                 net.ssa = first
             cost = min(cost, second)
-    if n <= _AUTO_DP_MAX and cost // _AUTO_FLOPS_PER_PAIR >= _AUTO_MIN_PAIRS:
-        improve_by_dp(net, cost // _AUTO_FLOPS_PER_PAIR)
+    budget = min(cost // _AUTO_FLOPS_PER_PAIR, _AUTO_MAX_PAIRS)
+    if n <= _AUTO_DP_MAX and budget >= _AUTO_MIN_PAIRS:
+        improve_by_dp(net, budget)
 
 
 _STRATEGIES: dict[str, Callable[[BitNetwork], None]] = {
