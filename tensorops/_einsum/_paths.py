@@ -9,430 +9,105 @@ assignment form (input ``i`` is id ``i``, the result of step ``k`` is id
 
 Strategies:
     ``optimal``: the exact minimum, by dynamic programming over all subsets of
-        operands (outer products included), for up to :data:`OPTIMAL_MAX_OPERANDS`.
+        operands (outer products included), for up to :data:`OPTIMAL_MAX_OPERANDS`
+        (:mod:`~tensorops._einsum._dp`).
     ``dp``: the minimum over paths without outer products inside each connected
         component (Pfeifer et al., Phys. Rev. E 90, 033315, 2014), searched
         cheapest subset first; components are then joined smallest first. Its
         time grows exponentially: fine to about 30 sparsely linked operands.
-    ``greedy``: opt_einsum's greedy heuristic, for hundreds of operands.
-    ``auto``: ``optimal`` for a few operands, ``dp`` within a work budget (else
-        ``greedy``) up to twenty, ``greedy`` beyond.
+    ``greedy``: opt_einsum's greedy heuristic, for hundreds of operands
+        (:mod:`~tensorops._einsum._greedy`).
+    ``auto``: ``optimal`` up to five operands; up to twelve, ``dp`` if it
+        finishes within a budget of about a millisecond. Otherwise the greedy
+        path, each of its subtrees cut into five parts and re-planned by the
+        cheapest order of those (:mod:`~tensorops._einsum._reconfigure`), which
+        lands within a few percent of ``dp`` in one to two milliseconds up to
+        twenty operands.
+        Further effort is sized by the cost of the path so that planning stays
+        around a tenth of the run: beyond twenty operands subtrees are re-planned
+        only for costly paths, costly networks of up to twenty also re-plan a
+        second greedy path, and ``dp`` is tried within a budget in proportion
+        to the cost (at most about half a second) up to thirty operands. Each
+        step only replaces a path by a cheaper one, so ``auto`` is never worse
+        than ``greedy``.
 """
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from tensorops._einsum._cost import BitNetwork, bits_of
+from tensorops._einsum._bitnet import BitNetwork
+from tensorops._einsum._dp import OPTIMAL_MAX_OPERANDS, improve_by_dp, plan_dp, plan_optimal
+from tensorops._einsum._greedy import plan_greedy
+from tensorops._einsum._reconfigure import ContractionTree
 
 __all__ = ["OPTIMAL_MAX_OPERANDS", "STRATEGIES", "find_path"]
-
-OPTIMAL_MAX_OPERANDS = 12
-"""The most operands ``optimal`` plans; its time grows as ``3 ** n``."""
 
 STRATEGIES: tuple[str, ...] = ("auto", "optimal", "dp", "greedy")
 
 _AUTO_OPTIMAL_MAX = 5
-# (most operands, candidate pairs dp may look at) under auto: the first budget fits
-# most networks of up to 12 operands, in about a millisecond; few larger ones fit
-# any affordable budget, so auto gives up on them sooner
-_AUTO_DP_BUDGETS = ((12, 10_000), (20, 3_000))
-_INF = 1 << 512  # an int sentinel keeps costs exact and comparable
+# dp within this many candidate pairs (about a millisecond) is tried first up to
+# twelve operands: it fits most such networks and is then exact
+_AUTO_DP_FIRST = (12, 10_000)
+_AUTO_PARTS, _AUTO_ROUNDS = 5, 3  # re-planning a subtree over 5 parts takes ~50 µs
+# Effort beyond that is sized by the path's cost, taking a FLOP to run in ~0.1 ns
+# (10 GFLOP/s) and letting planning take about a tenth of the run. Re-planning
+# the subtrees of a greedy path takes ~0.1 ms per operand: past twenty operands
+# it is done, and up to twenty a second greedy path (smallest result first) is
+# re-planned too, for paths of 1e7 FLOPs per operand and more. dp gets a
+# candidate pair (~0.5 µs) per 50_000 FLOPs, if that makes 10_000 pairs, as a
+# smaller budget seldom completes past twelve operands; pairs cost more as the
+# search grows (~10 µs by 100_000 on dense networks), so 50_000 is the most.
+_AUTO_RECONFIGURE_MAX, _AUTO_RECONFIGURE_FLOPS = 20, 10_000_000
+_AUTO_DP_MAX, _AUTO_FLOPS_PER_PAIR = 30, 50_000
+_AUTO_MIN_PAIRS, _AUTO_MAX_PAIRS = 10_000, 50_000
 
 Path = list[tuple[int, ...]]
 
 
-def _cover(costs: Mapping[int, int]) -> list[int]:
-    """Pick disjoint feasible subsets from ``costs`` covering every operand, largest first."""
-    chosen: list[int] = []
-    taken = 0
-    for part in sorted(costs, key=lambda s: (-s.bit_count(), costs[s], s)):
-        if costs[part] < _INF and part and not part & taken:
-            chosen.append(part)
-            taken |= part
-    return chosen
-
-
-def _optimal(net: BitNetwork) -> None:
-    """Plan the exact cheapest path by dynamic programming over all operand subsets."""
-    inp, out, n = net.inputs, net.output, len(net.inputs)
-    if n > OPTIMAL_MAX_OPERANDS:
-        raise ValueError(
-            f"optimal planning of {n} operands would take too long; use 'dp' or 'greedy'"
-        )
-    full = (1 << n) - 1
-    axes = [0] * (full + 1)
-    for s in range(1, full + 1):
-        low = s & -s
-        axes[s] = axes[s ^ low] | inp[low.bit_length() - 1]
-    legs = [axes[s] & (out | axes[full ^ s]) for s in range(full + 1)]
-    act, dang, best, split = legs[:], [0] * (full + 1), [_INF] * (full + 1), [0] * (full + 1)
-    for i in range(n):
-        act[1 << i], dang[1 << i], best[1 << i] = inp[i], net.dangling[i], 0
-    size, cache = net.size, net.size_cache
-    for s in range(3, full + 1):
-        if not s & (s - 1) or (s != full and not net.fits(legs[s])):
-            continue
-        result = legs[s]
-        low = s & -s
-        rest = sub = s ^ low
-        best_cost = _INF
-        while sub:
-            sub = (sub - 1) & rest
-            a = low | sub
-            b = s ^ a
-            cost = best[a] + best[b]
-            if cost >= best_cost:
-                continue
-            if dang[a] or dang[b]:
-                cost += net.pair_cost(act[a], dang[a], act[b], dang[b], result)[0]
-            else:
-                union = act[a] | act[b]
-                flops = cache.get(union) or size(union)
-                cost += flops * 2 if union != result else flops
-            if cost < best_cost:
-                best_cost, split[s] = cost, a
-        best[s] = best_cost
-
-    def emit(s: int) -> tuple[int, int]:
-        if not s & (s - 1):
-            return s.bit_length() - 1, act[s]
-        a, b = split[s], s ^ split[s]
-        (ia, ua), (ib, ub) = emit(a), emit(b)
-        return net.contract(ia, ua, ib, ub, legs[s]), legs[s]
-
-    if best[full] < _INF:
-        emit(full)
-    else:
-        net.join([emit(part) for part in _cover(dict(enumerate(best)))])
-
-
-_Entry = tuple[int, int, int, int, int, int]  # cost, axes, dangling, neighbours, left, size
-
-
-class _Component:
-    """Dynamic programming over the connected subsets of one component.
-
-    Subsets are finalised cheapest first (Knuth's generalisation of Dijkstra's
-    algorithm): a subset costs at least as much as its parts, so when it leaves
-    the heap every cheaper subset is final. That explores the subsets that
-    opt_einsum's increasing cost cap does, without its restarts.
-
-    Args:
-        net: The network.
-        ops: Operands of the component (connected by summed axes).
-        bound: Costs above this are not explored.
-    """
-
-    def __init__(self, net: BitNetwork, ops: list[int], bound: int) -> None:
-        self.net, self.ops, self.cutoff = net, ops, bound + 1
-        self.inputs = [net.inputs[g] for g in ops]
-        self.holders: dict[int, int] = {}  # summed axis -> operands that have it
-        for i, mask in enumerate(self.inputs):
-            for bit in bits_of(mask & ~net.output):
-                self.holders[bit] = self.holders.get(bit, 0) | 1 << i
-        self.nbr = [0] * len(ops)
-        for group in self.holders.values():
-            for bit in bits_of(group):
-                self.nbr[bit.bit_length() - 1] |= group & ~bit
-        self.full = (1 << len(ops)) - 1
-        self.done: dict[int, _Entry] = {}
-        self.members: list[list[tuple[int, int]]] = [[] for _ in ops]  # by increasing cost
-        self.legs_of: dict[int, int] = {}
-        self.pushed: dict[int, int] = {}
-        self.over_budget = False
-
-    def search(self, budget: int | None) -> bool:
-        """Finalise subsets until the whole component is; False if over budget."""
-        heap, done, net = [(0, 1 << i, 0) for i in range(len(self.ops))], self.done, self.net
-        work = 0
-        while heap:
-            cost, s, left = heapq.heappop(heap)
-            if s in done:
-                continue
-            if left:
-                legs, dangling = self.legs_of[s], 0
-                nbr = (done[left][3] | done[s ^ left][3]) & ~s
-            else:
-                i = s.bit_length() - 1
-                dangling = net.dangling[self.ops[i]]
-                legs, nbr = self.inputs[i] & ~dangling, self.nbr[i]
-            done[s] = entry = (cost, legs, dangling, nbr, left, net.size(legs))
-            if s == self.full:
-                return True
-            if cost + entry[5] < self.cutoff:  # else any step using s costs too much
-                work += self.expand(s, entry, heap)
-            if budget is not None and work > budget:
-                self.over_budget = True
-                return False
-            for bit in bits_of(s):
-                self.members[bit.bit_length() - 1].append((cost, s))
-        return False
-
-    def around(self, s: int, nbr: int, base: int) -> tuple[list[int], int]:
-        """Final subsets disjoint from ``s`` that share an axis with it, found by operand.
-
-        Args:
-            s: The subset.
-            nbr: Its neighbouring operands.
-            base: The cost of ``s`` plus its size, which any pair with it adds.
-
-        Returns:
-            The subsets, each once, and how many were looked at.
-        """
-        found, work = [], 0
-        for low in bits_of(nbr):
-            candidates = self.members[low.bit_length() - 1]
-            work += len(candidates)
-            for c2, t in candidates:
-                if t & s:
-                    continue
-                if base + c2 >= self.cutoff:
-                    break
-                touch = t & nbr
-                if touch & -touch == low:  # each pair once: by its lowest neighbour
-                    found.append(t)
-        return found, work
-
-    def expand(self, s: int, entry: _Entry, heap: list[tuple[int, int, int]]) -> int:
-        """Push the pairs of ``s`` with final disjoint neighbours; return the work done."""
-        net, done, pushed, legs_of = self.net, self.done, self.pushed, self.legs_of
-        size, cache = net.size, net.size_cache
-        cost, legs1, d1, nb1, _, sz1 = entry
-        whole, limit = len(self.ops) == len(net.inputs), net.limit
-        partners, work = self.around(s, nb1, cost + sz1)
-        for t in partners:
-            u = s | t
-            c2, legs2, d2, _, _, sz2 = done[t]
-            best = pushed.get(u, self.cutoff)
-            # the step's union is at least as big as either part
-            if cost + c2 + max(sz1, sz2) >= best or u in done:
-                continue
-            if d1 or d2:
-                result = legs_of.get(u) or self.legs(u, legs1, legs2)
-                flops = net.pair_cost(legs1 | d1, d1, legs2 | d2, d2, result)[0]
-                total, used = cost + c2 + flops, 0
-            else:
-                # dividing out the shared axes is cheaper than sizing the union
-                used = sz1 * sz2 // (cache.get(legs1 & legs2) or size(legs1 & legs2))
-                total = cost + c2 + used
-                if total >= best:
-                    continue
-                result = legs_of.get(u) or self.legs(u, legs1, legs2)
-                if result != legs1 | legs2:
-                    total += used
-                    gone = (legs1 | legs2) ^ result
-                    used //= cache.get(gone) or size(gone)
-            if total >= best:
-                continue
-            if u == self.full:
-                if whole or limit is None or net.fits(result):
-                    pushed[u] = self.cutoff = total
-                    heapq.heappush(heap, (total, u, s))
-            # a step that later uses u costs at least u's size
-            elif total + used < self.cutoff and (limit is None or net.fits(result)):
-                pushed[u] = total
-                heapq.heappush(heap, (total, u, s))
-        return work
-
-    def legs(self, u: int, legs1: int, legs2: int) -> int:
-        """Return (and cache) the axes of subset ``u``, made of parts with these axes."""
-        shared = legs1 & legs2 & ~self.net.output
-        closed = sum(bit for bit in bits_of(shared) if not self.holders[bit] & ~u)
-        result = self.legs_of[u] = (legs1 | legs2) & ~closed
-        return result
-
-    def emit(self, s: int) -> tuple[int, int]:
-        """Emit the steps that make subset ``s``; return its ``(ssa id, axes)``."""
-        _, legs, dangling, _, left, _ = self.done[s]
-        if not left:
-            return self.ops[s.bit_length() - 1], legs | dangling
-        (ia, ua), (ib, ub) = self.emit(left), self.emit(s ^ left)
-        return self.net.contract(ia, ua, ib, ub, legs), legs
-
-    def roots(self) -> list[tuple[int, int]]:
-        """Emit the component; return its roots (several if the memory limit forbids one)."""
-        if self.full in self.done:
-            return [self.emit(self.full)]
-        return [self.emit(part) for part in _cover({s: e[0] for s, e in self.done.items()})]
-
-
-def _dp_search(net: BitNetwork, bound: int = _INF, budget: int | None = None) -> bool:
-    """Plan each connected component by dynamic programming, then join them.
-
-    Returns:
-        False, with a partial plan, if ``bound`` or ``budget`` stopped the search.
-    """
-    roots: list[tuple[int, int]] = []
-    for ops in net.components():
-        if len(ops) == 1:
-            roots.append((ops[0], net.inputs[ops[0]]))
-            continue
-        component = _Component(net, ops, bound)
-        if not component.search(budget) and (component.over_budget or bound < _INF):
-            return False
-        roots.extend(component.roots())
-    net.join(roots)
-    return True
-
-
-def _dp(net: BitNetwork, budget: int | None = None) -> None:
-    """Plan by dynamic programming, bounded by the cost of the greedy path.
-
-    The greedy path is kept when the search finds nothing cheaper, which happens
-    when outer products pay off, so ``dp`` is never worse than ``greedy``.
-
-    Args:
-        net: The network.
-        budget: Keep the greedy path if the search needs more candidate pairs.
-    """
-    _greedy(net)
-    bound, greedy_path = net.cost(), net.ssa
-    net.ssa = []
-    if not _dp_search(net, bound, budget):
-        net.ssa = greedy_path
-
-
-def _greedy(net: BitNetwork) -> None:
-    """Plan with opt_einsum's greedy heuristic, on bitsets.
-
-    Operands with equal axes are multiplied at once; then the pair whose result
-    is smallest relative to its operands (``size(ab) - size(a) - size(b)``) is
-    contracted, ties going to the lowest ids; outer products come last.
-    """
-    common = -1
-    for mask in net.inputs:
-        common &= mask
-    # an axis on every operand can only go in the last step; treating it as an
-    # output axis avoids pairing every operand with every other over it
-    out = net.output | common
-    cache, size, ssa, limit = net.size_cache, net.size, net.ssa, net.limit
-    plain = not any(net.dangling)
-    alive: dict[int, int] = {}
-    by_mask: dict[int, int] = {}
-    holders: dict[int, set[int]] = {}
-    heap: list[tuple[int, int, int]] = []
-    m2 = m3 = 0  # axes on at least two / three alive operands
-
-    def add(a: int, ua: int) -> int:
-        twin = by_mask.get(ua)
-        alive[a] = ua
-        rest = ua & ~out
-        while rest:
-            bit = rest & -rest
-            rest ^= bit
-            group = holders.get(bit)
-            if group is None:
-                holders[bit] = {a}
-            else:
-                group.add(a)
-        if twin is None:
-            by_mask[ua] = a
-            return a
-        return add(*contract(twin, a))
-
-    def contract(a: int, b: int) -> tuple[int, int]:
-        """Contract a and b, and count their axes as if the result were alive."""
-        nonlocal m2, m3
-        ua, ub = alive.pop(a), alive.pop(b)
-        by_mask.pop(ua, None)
-        by_mask.pop(ub, None)
-        result = (ua | ub) & out
-        rest = (ua | ub) & ~out
-        while rest:
-            bit = rest & -rest
-            rest ^= bit
-            group = holders[bit]
-            group.discard(a)
-            group.discard(b)
-            count = len(group)
-            if count:
-                result |= bit
-                m2 |= bit
-                m3 = m3 | bit if count >= 2 else m3 & ~bit
-            else:
-                m2 &= ~bit
-                m3 &= ~bit
-        if result not in cache:
-            two, gone = ua & ub, (ua | ub) & ~result
-            cache[result] = (
-                (cache.get(ua) or size(ua))
-                * (cache.get(ub) or size(ub))
-                // ((cache.get(two) or size(two)) * (cache.get(gone) or size(gone)))
-            )
-        if plain:
-            ssa.append((a, b) if a < b else (b, a))
-            return len(net.inputs) + len(ssa) - 1, result
-        return net.contract(a, ua, b, ub, result), result
-
-    def kept(ua: int, ub: int) -> int:
-        two = ua & ub
-        return ((ua | ub) & out) | (two & m3) | ((ua ^ ub) & m2)
-
-    def push_best(a: int, others: Iterable[int]) -> None:
-        ua = alive[a]
-        sa = cache.get(ua) or size(ua)
-        best = None
-        for b in others:
-            ub = alive[b]
-            two = ua & ub
-            gone = ((two & ~m3) | ((ua ^ ub) & ~m2)) & ~out
-            sb = cache.get(ub) or size(ub)
-            # sizes of large masks are costly to multiply out; those of the few
-            # shared and summed axes are cheap and mostly cached
-            k12 = sa * sb // ((cache.get(two) or size(two)) * (cache.get(gone) or size(gone)))
-            key = (k12 - sa - sb, a, b) if a > b else (k12 - sa - sb, b, a)
-            if best is None or key < best:
-                best = key
-        if best is not None:
-            heapq.heappush(heap, best)
-
-    for ident, mask in enumerate(net.inputs):
-        add(ident, mask)
-    for bit, group in holders.items():
-        m2 |= bit if len(group) >= 2 else 0
-        m3 |= bit if len(group) >= 3 else 0
-    for group in holders.values():
-        ordered = sorted(group)
-        for i in range(len(ordered) - 1):
-            push_best(ordered[i], ordered[i + 1 :])
-    while heap:
-        _, b, a = heapq.heappop(heap)
-        if a not in alive or b not in alive:
-            continue
-        if limit is not None and len(alive) > 2 and not net.fits(kept(alive[a], alive[b])):
-            continue
-        ident = add(*contract(a, b))
-        neighbours: set[int] = set()
-        rest = alive[ident] & ~out
-        while rest:
-            bit = rest & -rest
-            rest ^= bit
-            neighbours |= holders[bit]
-        neighbours.discard(ident)
-        push_best(ident, neighbours)  # the best key does not depend on the order
-    net.join(sorted(alive.items()))
+def _reconfigure(net: BitNetwork) -> int:
+    """Re-plan the subtrees of the path planned in ``net``; return its cost."""
+    tree = ContractionTree.from_path(net)
+    if tree is None:  # the memory limit made one step of several
+        return net.cost()
+    tree.improve(_AUTO_PARTS, _AUTO_ROUNDS)
+    tree.emit()
+    return tree.cost()
 
 
 def _auto(net: BitNetwork) -> None:
-    """Plan exactly for few operands, by budgeted dp for some more, greedily beyond."""
+    """Plan exactly when that is cheap, else improve greedy paths as far as it pays."""
     n = len(net.inputs)
     if n <= _AUTO_OPTIMAL_MAX:
-        _optimal(net)
+        plan_optimal(net)
         return
-    for most, budget in _AUTO_DP_BUDGETS:
-        if n <= most:
-            _dp(net, budget)
-            return
-    _greedy(net)
+    plan_greedy(net)
+    if n <= _AUTO_DP_FIRST[0] and improve_by_dp(net, _AUTO_DP_FIRST[1]):
+        return
+    worth = n * _AUTO_RECONFIGURE_FLOPS
+    if n > _AUTO_RECONFIGURE_MAX:
+        cost = net.cost()
+        if cost >= worth:
+            cost = _reconfigure(net)
+    else:
+        cost = _reconfigure(net)
+        if cost >= worth:
+            first, net.ssa = net.ssa, []
+            plan_greedy(net, weight=0)
+            second = _reconfigure(net)
+            if second >= cost:
+                net.ssa = first
+            cost = min(cost, second)
+    budget = min(cost // _AUTO_FLOPS_PER_PAIR, _AUTO_MAX_PAIRS)
+    if n <= _AUTO_DP_MAX and budget >= _AUTO_MIN_PAIRS:
+        improve_by_dp(net, budget)
 
 
 _STRATEGIES: dict[str, Callable[[BitNetwork], None]] = {
     "auto": _auto,
-    "optimal": _optimal,
-    "dp": _dp,
-    "greedy": _greedy,
+    "optimal": plan_optimal,
+    "dp": plan_dp,
+    "greedy": plan_greedy,
 }
 
 

@@ -1,0 +1,318 @@
+"""Exact planners by dynamic programming over subsets of operands, on bitsets."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping, Sequence
+
+from tensorops._einsum._bitnet import BitNetwork, bits_of
+from tensorops._einsum._greedy import plan_greedy
+
+__all__ = [
+    "INF",
+    "OPTIMAL_MAX_OPERANDS",
+    "improve_by_dp",
+    "optimize_subsets",
+    "plan_dp",
+    "plan_optimal",
+]
+
+OPTIMAL_MAX_OPERANDS = 12
+"""The most operands ``optimal`` plans; its time grows as ``3 ** n``."""
+
+OUTER = True
+INF = 1 << 512  # an int sentinel keeps costs exact and comparable
+
+
+def _cover(costs: Mapping[int, int]) -> list[int]:
+    """Pick disjoint feasible subsets from ``costs`` covering every operand, largest first."""
+    chosen: list[int] = []
+    taken = 0
+    for part in sorted(costs, key=lambda s: (-s.bit_count(), costs[s], s)):
+        if costs[part] < INF and part and not part & taken:
+            chosen.append(part)
+            taken |= part
+    return chosen
+
+
+def optimize_subsets(
+    net: BitNetwork, inputs: Sequence[int], dangling: Sequence[int], output: int
+) -> tuple[list[int], list[int], list[int], list[int]]:
+    """Find the cheapest pairwise tree over all subsets of some tensors of ``net``.
+
+    Args:
+        net: The network, for axis sizes and the memory limit.
+        inputs: Axes of each tensor.
+        dangling: Axes of each tensor that it may sum on its own first (0 for
+            intermediate results).
+        output: Axes of the result of contracting all of them.
+
+    Returns:
+        Per subset (a bitset over ``inputs``): its cost (:data:`INF` if the memory
+        limit forbids it), the part holding its lowest tensor in its best split,
+        its axes, and the axes it is used with (those of its tensor for one).
+    """
+    n = len(inputs)
+    full = (1 << n) - 1
+    axes = [0] * (full + 1)
+    for s in range(1, full + 1):
+        low = s & -s
+        axes[s] = axes[s ^ low] | inputs[low.bit_length() - 1]
+    legs = [axes[s] & (output | axes[full ^ s]) for s in range(full + 1)]
+    act, dang, best, split = legs[:], [0] * (full + 1), [INF] * (full + 1), [0] * (full + 1)
+    for i in range(n):
+        act[1 << i], dang[1 << i], best[1 << i] = inputs[i], dangling[i], 0
+    size, cache = net.size, net.size_cache
+    sizes = [size(mask) for mask in act]
+    for s in range(3, full + 1):
+        if not s & (s - 1) or (s != full and not net.fits(legs[s])):
+            continue
+        result = legs[s]
+        low = s & -s
+        rest = sub = s ^ low
+        best_cost = INF
+        while sub:
+            sub = (sub - 1) & rest
+            a = low | sub
+            b = s ^ a
+            cost = best[a] + best[b]
+            if cost >= best_cost:
+                continue
+            if dang[a] or dang[b]:
+                cost += net.pair_cost(act[a], dang[a], act[b], dang[b], result)[0]
+            else:
+                # dividing out the shared axes is cheaper than sizing the union
+                shared = act[a] & act[b]
+                flops = sizes[a] * sizes[b] // (cache.get(shared) or size(shared))
+                cost += flops * 2 if act[a] | act[b] != result else flops
+            if cost < best_cost:
+                best_cost, split[s] = cost, a
+        best[s] = best_cost
+    return best, split, legs, act
+
+
+def plan_optimal(net: BitNetwork) -> None:
+    """Plan the exact cheapest path by dynamic programming over all operand subsets."""
+    n = len(net.inputs)
+    if n > OPTIMAL_MAX_OPERANDS:
+        raise ValueError(
+            f"optimal planning of {n} operands would take too long; use 'dp' or 'greedy'"
+        )
+    best, split, legs, act = optimize_subsets(net, net.inputs, net.dangling, net.output)
+    full = (1 << n) - 1
+
+    def emit(s: int) -> tuple[int, int]:
+        if not s & (s - 1):
+            return s.bit_length() - 1, act[s]
+        a, b = split[s], s ^ split[s]
+        (ia, ua), (ib, ub) = emit(a), emit(b)
+        return net.contract(ia, ua, ib, ub, legs[s]), legs[s]
+
+    if best[full] < INF:
+        emit(full)
+    else:
+        net.join([emit(part) for part in _cover(dict(enumerate(best)))])
+
+
+_Entry = tuple[int, int, int, int, int, int]  # cost, axes, dangling, neighbours, left, size
+
+
+class _Component:
+    """Dynamic programming over the connected subsets of one component.
+
+    Subsets are finalised cheapest first (Knuth's generalisation of Dijkstra's
+    algorithm): a subset costs at least as much as its parts, so when it leaves
+    the heap every cheaper subset is final. That explores the subsets that
+    opt_einsum's increasing cost cap does, without its restarts.
+
+    Args:
+        net: The network.
+        ops: Operands of the component (connected by summed axes).
+        bound: Costs above this are not explored.
+    """
+
+    def __init__(self, net: BitNetwork, ops: list[int], bound: int) -> None:
+        self.net, self.ops, self.cutoff = net, ops, bound + 1
+        self.inputs = [net.inputs[g] for g in ops]
+        self.holders: dict[int, int] = {}  # summed axis -> operands that have it
+        for i, mask in enumerate(self.inputs):
+            for bit in bits_of(mask & ~net.output):
+                self.holders[bit] = self.holders.get(bit, 0) | 1 << i
+        self.nbr = [0] * len(ops)
+        for group in self.holders.values():
+            for bit in bits_of(group):
+                self.nbr[bit.bit_length() - 1] |= group & ~bit
+        self.full = (1 << len(ops)) - 1
+        self.done: dict[int, _Entry] = {}
+        self.members: list[list[tuple[int, int]]] = [[] for _ in ops]  # by increasing cost
+        self.legs_of: dict[int, int] = {}
+        self.pushed: dict[int, int] = {}
+        self.over_budget = False
+
+    def search(self, budget: int | None) -> bool:
+        """Finalise subsets until the whole component is; False if over budget."""
+        heap, done, net = [(0, 1 << i, 0) for i in range(len(self.ops))], self.done, self.net
+        work = 0
+        while heap:
+            cost, s, left = heapq.heappop(heap)
+            if s in done:
+                continue
+            if left:
+                legs, dangling = self.legs_of[s], 0
+                nbr = (done[left][3] | done[s ^ left][3]) & ~s
+            else:
+                i = s.bit_length() - 1
+                dangling = net.dangling[self.ops[i]]
+                legs, nbr = self.inputs[i] & ~dangling, self.nbr[i]
+            done[s] = entry = (cost, legs, dangling, nbr, left, net.size(legs))
+            if s == self.full:
+                return True
+            if cost + entry[5] < self.cutoff:  # else any step using s costs too much
+                work += self.expand(s, entry, heap)
+            if budget is not None and work > budget:
+                self.over_budget = True
+                return False
+            for bit in bits_of(s):
+                self.members[bit.bit_length() - 1].append((cost, s))
+        return False
+
+    def around(self, s: int, nbr: int, base: int) -> tuple[list[int], int]:
+        """Final subsets disjoint from ``s`` that share an axis with it, found by operand.
+
+        Args:
+            s: The subset.
+            nbr: Its neighbouring operands.
+            base: The cost of ``s`` plus its size, which any pair with it adds.
+
+        Returns:
+            The subsets, each once, and how many were looked at.
+        """
+        found, work = [], 0
+        for low in bits_of(nbr):
+            candidates = self.members[low.bit_length() - 1]
+            work += len(candidates)
+            for c2, t in candidates:
+                if t & s:
+                    continue
+                if base + c2 >= self.cutoff:
+                    break
+                touch = t & nbr
+                if touch & -touch == low:  # each pair once: by its lowest neighbour
+                    found.append(t)
+        return found, work
+
+    def expand(self, s: int, entry: _Entry, heap: list[tuple[int, int, int]]) -> int:
+        """Push the pairs of ``s`` with final disjoint neighbours; return the work done."""
+        net, done, pushed, legs_of = self.net, self.done, self.pushed, self.legs_of
+        size, cache = net.size, net.size_cache
+        cost, legs1, d1, nb1, _, sz1 = entry
+        whole, limit = len(self.ops) == len(net.inputs), net.limit
+        partners, work = self.around(s, nb1, cost + sz1)
+        for t in partners:
+            u = s | t
+            c2, legs2, d2, _, _, sz2 = done[t]
+            best = pushed.get(u, self.cutoff)
+            # the step's union is at least as big as either part
+            if cost + c2 + max(sz1, sz2) >= best or u in done:
+                continue
+            if d1 or d2:
+                result = legs_of.get(u) or self.legs(u, legs1, legs2)
+                flops = net.pair_cost(legs1 | d1, d1, legs2 | d2, d2, result)[0]
+                total, used = cost + c2 + flops, 0
+            else:
+                # dividing out the shared axes is cheaper than sizing the union
+                used = sz1 * sz2 // (cache.get(legs1 & legs2) or size(legs1 & legs2))
+                total = cost + c2 + used
+                if total >= best:
+                    continue
+                result = legs_of.get(u) or self.legs(u, legs1, legs2)
+                if result != legs1 | legs2:
+                    total += used
+                    gone = (legs1 | legs2) ^ result
+                    used //= cache.get(gone) or size(gone)
+            if total >= best:
+                continue
+            if u == self.full:
+                if whole or limit is None or net.fits(result):
+                    pushed[u] = self.cutoff = total
+                    heapq.heappush(heap, (total, u, s))
+            # a step that later uses u costs at least u's size
+            elif total + used < self.cutoff and (limit is None or net.fits(result)):
+                pushed[u] = total
+                heapq.heappush(heap, (total, u, s))
+        return work
+
+    def legs(self, u: int, legs1: int, legs2: int) -> int:
+        """Return (and cache) the axes of subset ``u``, made of parts with these axes."""
+        shared = legs1 & legs2 & ~self.net.output
+        closed = sum(bit for bit in bits_of(shared) if not self.holders[bit] & ~u)
+        result = self.legs_of[u] = (legs1 | legs2) & ~closed
+        return result
+
+    def emit(self, s: int) -> tuple[int, int]:
+        """Emit the steps that make subset ``s``; return its ``(ssa id, axes)``."""
+        _, legs, dangling, _, left, _ = self.done[s]
+        if not left:
+            return self.ops[s.bit_length() - 1], legs | dangling
+        (ia, ua), (ib, ub) = self.emit(left), self.emit(s ^ left)
+        return self.net.contract(ia, ua, ib, ub, legs), legs
+
+    def roots(self) -> list[tuple[int, int]]:
+        """Emit the component; return its roots (several if the memory limit forbids one)."""
+        if self.full in self.done:
+            return [self.emit(self.full)]
+        return [self.emit(part) for part in _cover({s: e[0] for s, e in self.done.items()})]
+
+
+def _dp_search(net: BitNetwork, bound: int = INF, budget: int | None = None) -> bool:
+    """Plan each connected component by dynamic programming, then join them.
+
+    Returns:
+        False, with a partial plan, if ``bound`` or ``budget`` stopped the search.
+    """
+    roots: list[tuple[int, int]] = []
+    for ops in net.components():
+        if len(ops) == 1:
+            roots.append((ops[0], net.inputs[ops[0]]))
+            continue
+        component = _Component(net, ops, bound)
+        if not component.search(budget) and (component.over_budget or bound < INF):
+            return False
+        roots.extend(component.roots())
+    net.join(roots)
+    return True
+
+
+def improve_by_dp(net: BitNetwork, budget: int | None = None) -> bool:
+    """Replace the path planned in ``net`` by dynamic programming's, if that is no costlier.
+
+    The planned path's cost bounds the search, so a good path makes it faster.
+
+    Args:
+        net: The network, with a complete path.
+        budget: Keep the path if the search needs more candidate pairs than this.
+
+    Returns:
+        Whether the path was replaced.
+    """
+    bound, path = net.cost(), net.ssa
+    net.ssa = []
+    # components are bounded one by one, so check the whole
+    if _dp_search(net, bound, budget) and net.cost() <= bound:
+        return True
+    net.ssa = path
+    return False
+
+
+def plan_dp(net: BitNetwork, budget: int | None = None) -> None:
+    """Plan by dynamic programming, bounded by the cost of the greedy path.
+
+    The greedy path is kept when the search finds nothing cheaper, which happens
+    when outer products pay off, so ``dp`` is never worse than ``greedy``.
+
+    Args:
+        net: The network.
+        budget: Keep the greedy path if the search needs more candidate pairs.
+    """
+    plan_greedy(net)
+    improve_by_dp(net, budget)
