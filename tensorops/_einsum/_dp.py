@@ -20,8 +20,11 @@ __all__ = [
 OPTIMAL_MAX_OPERANDS = 12
 """The most operands ``optimal`` plans; its time grows as ``3 ** n``."""
 
-OUTER = True
 INF = 1 << 512  # an int sentinel keeps costs exact and comparable
+
+# Up to this many operands the exhaustive search is faster than dp's greedy bound and
+# best-first search (0.02-0.06 ms against 0.07-0.13 ms), and its path is as cheap or cheaper.
+_DP_EXHAUSTIVE_MAX = 5
 
 
 def _cover(costs: Mapping[int, int]) -> list[int]:
@@ -310,9 +313,15 @@ def plan_dp(net: BitNetwork, budget: int | None = None) -> None:
     The greedy path is kept when the search finds nothing cheaper, which happens
     when outer products pay off, so ``dp`` is never worse than ``greedy``.
 
+    A few operands are planned by the exhaustive search of ``optimal`` instead,
+    which is faster there and never costlier.
+
     Args:
         net: The network.
         budget: Keep the greedy path if the search needs more candidate pairs.
     """
+    if len(net.inputs) <= _DP_EXHAUSTIVE_MAX:
+        plan_optimal(net)
+        return
     plan_greedy(net)
     improve_by_dp(net, budget)

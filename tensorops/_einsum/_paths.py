@@ -14,7 +14,8 @@ Strategies:
     ``dp``: the minimum over paths without outer products inside each connected
         component (Pfeifer et al., Phys. Rev. E 90, 033315, 2014), searched
         cheapest subset first; components are then joined smallest first. Its
-        time grows exponentially: fine to about 30 sparsely linked operands.
+        time grows exponentially: fine to about 30 sparsely linked operands. Up
+        to five operands it runs the exhaustive search of ``optimal``, faster there.
     ``greedy``: opt_einsum's greedy heuristic, for hundreds of operands
         (:mod:`~tensorops._einsum._greedy`).
     ``auto``: ``optimal`` up to five operands; up to twelve, ``dp`` if it
