@@ -16,7 +16,7 @@ import tensorops as tops
 
 #: The documented bound of every cache (docs/guarantees.md); a new cache must be added here.
 CACHE_SIZES = {
-    "tensorops._einsum._notation.bind_equation": 1024,
+    "tensorops._einsum._bind.bind_equation": 1024,
     "tensorops._einsum._notation.parse_equation": 1024,
     "tensorops._einsum._plan.compile_cached": 4096,
     "tensorops._grammar.parse_pattern": 1024,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tensorops._config import check_memory_limit
+from tensorops._einsum._bind import Bound, bind_equation
 from tensorops._einsum._cost import (
     Step,
     contraction_steps,
@@ -21,7 +22,7 @@ from tensorops._einsum._cost import (
     total_flops,
 )
 from tensorops._einsum._execute import Program, build_program
-from tensorops._einsum._notation import Bound, bind_equation, render_axes
+from tensorops._einsum._notation import render_axes
 from tensorops._einsum._paths import STRATEGIES, find_path
 from tensorops._errors import TensorOpsError
 
