@@ -85,12 +85,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="3 interpreters per case")
     args = parser.parse_args(argv)
     runs = 3 if args.quick else args.runs
-    walls: dict[str, float] = {}
-    imports: dict[str, float] = {}
-    for name, code in CASES.items():
+    for code in CASES.values():
         warm_bytecode_cache(code)
-        walls[name] = statistics.median(wall_time(code) for _ in range(runs))
-        imports[name] = statistics.median(import_time(code, TOP_LEVEL[name]) for _ in range(runs))
+    wall_runs: dict[str, list[float]] = {name: [] for name in CASES}
+    import_runs: dict[str, list[float]] = {name: [] for name in CASES}
+    # Round-robin over the cases, so a change in machine load hits every case alike.
+    for _ in range(runs):
+        for name, code in CASES.items():
+            wall_runs[name].append(wall_time(code))
+            import_runs[name].append(import_time(code, TOP_LEVEL[name]))
+    walls = {name: statistics.median(times) for name, times in wall_runs.items()}
+    imports = {name: statistics.median(times) for name, times in import_runs.items()}
     base = "numpy, array_api_compat"
     print(f"Median of {runs} fresh interpreters; Python {sys.version.split()[0]}.\n")
     print("| import | wall time (ms) | -X importtime (ms) | ratio to base (importtime) |")
