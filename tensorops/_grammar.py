@@ -10,12 +10,17 @@ One parser serves every op::
 This module knows nothing of tensors or shapes: which elements an op accepts,
 and what they mean, is decided by the plan. Every node keeps the ``(start, end)``
 character span it came from so errors can put a caret under the fault.
+
+The nodes are named tuples: immutable, hashable, safe to share between threads,
+and about ten times cheaper to define at import than frozen dataclasses. Being
+tuples, two nodes of different kinds with equal fields (``Skip(span)`` and
+``Star(span)``) compare equal: tell the kinds apart with ``isinstance``.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from tensorops._errors import PatternError, Span
 
@@ -33,38 +38,33 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Axis:
+class Axis(NamedTuple):
     """A named axis such as ``b`` or ``height``."""
 
     name: str
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Anon:
+class Anon(NamedTuple):
     """An integer literal: an anonymous axis of that length (``1`` is a unit axis)."""
 
     length: int
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Ellipsis:  # noqa: A001 - the grammar's node for '...'
+class Ellipsis(NamedTuple):  # noqa: A001 - the grammar's node for '...'
     """``...``: any number of axes."""
 
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Skip:
+class Skip(NamedTuple):
     """``_``: an axis that is matched but not named (parse_shape)."""
 
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Star:
+class Star(NamedTuple):
     """``*``: the packed axes of pack / unpack."""
 
     span: Span
@@ -73,8 +73,7 @@ class Star:
 GroupItem = Axis | Anon | Ellipsis
 
 
-@dataclass(frozen=True, slots=True)
-class Group:
+class Group(NamedTuple):
     """``( ... )``: axes composed into one dimension; ``()`` is a unit axis."""
 
     items: tuple[GroupItem, ...]
@@ -84,16 +83,14 @@ class Group:
 Element = Axis | Anon | Ellipsis | Group | Skip | Star
 
 
-@dataclass(frozen=True, slots=True)
-class Term:
+class Term(NamedTuple):
     """The elements of one operand, left to right."""
 
     elements: tuple[Element, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Pattern:
+class Pattern(NamedTuple):
     """A parsed pattern: the terms left of ``->`` and, if there is an arrow, right of it."""
 
     text: str
@@ -102,8 +99,7 @@ class Pattern:
     arrow: Span | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Token:
+class _Token(NamedTuple):
     kind: str  # "name" "int" "..." "(" ")" "," "->" "_" "*"
     text: str
     span: Span

@@ -6,6 +6,9 @@ generate and build code, are marked slow.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 pytest.importorskip("torch")
@@ -156,6 +159,56 @@ def test_graph_is_the_hand_written_graph():
 
     assert _graph_ops(ours, x) == _graph_ops(native, x) == ["reshape", "permute", "reshape", "amax"]
     assert _graph_ops(lambda x: tops.rearrange(x, "b c h w -> b c h w"), x) == []
+
+
+# `import tensorops` leaves the einsum stack for first use. In a fresh interpreter the first
+# `tops.einsum` lookup, or the first tensor the package sees, may come inside a compiled
+# function: it must still trace in one graph, with no warning (-W error).
+_FRESH_FIRST_USE = {
+    "einsum-first": "",
+    "tensor-first": "tops.rearrange(torch.ones(2, 3), 'a b -> b a')\n",
+    "tensor-first-compiled": (
+        "torch.compile(lambda x: tops.rearrange(x, 'a b -> b a'), fullgraph=True, "
+        "backend='eager')(torch.ones(2, 3))\n"
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("first", sorted(_FRESH_FIRST_USE))
+def test_einsum_compiles_in_a_fresh_interpreter(first):
+    script = (
+        "import sys\n"
+        "import tensorops as tops\n"
+        "import torch\n"
+        "assert 'tensorops._einsum' not in sys.modules\n"
+        + _FRESH_FIRST_USE[first]
+        + "def f(x, w):\n"
+        "    return tops.einsum('b n d, d e -> b n e', x, w)\n"
+        "x, w = torch.randn(2, 4, 3), torch.randn(3, 5)\n"
+        "out = torch.compile(f, fullgraph=True, backend='eager')(x, w)\n"
+        "torch.testing.assert_close(out, torch.einsum('bnd,de->bne', x, w))\n"
+        "assert 'einsum' in vars(tops)  # bound: later lookups are plain attributes\n"
+        "torch._dynamo.reset()\n"
+        "explanation = torch._dynamo.explain(f)(x, w)\n"
+        "assert explanation.graph_break_count == 0, explanation.break_reasons\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_importing_after_torch_loads_einsum_at_once():
+    script = "import torch, tensorops\nassert 'einsum' in vars(tensorops), 'not bound'\n"
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
 
 
 # --- layers ----------------------------------------------------------------------------------

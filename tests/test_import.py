@@ -52,6 +52,29 @@ def test_import_loads_no_framework() -> None:
     assert [name for name in HEAVY if name in loaded] == []
 
 
+def test_import_leaves_the_einsum_stack_for_first_use() -> None:
+    script = (
+        "import sys, tensorops\n"
+        "print('tensorops._einsum' in sys.modules, 'einsum' in vars(tensorops))\n"
+        "from tensorops import einsum\n"
+        "print('tensorops._einsum' in sys.modules, 'einsum' in vars(tensorops))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    # not loaded by the import; loaded and bound as a plain attribute on first use
+    assert result.stdout.split() == ["False", "False", "True", "True"]
+
+
+def test_lazy_names_are_listed_and_typed() -> None:
+    from tensorops._einsum import ContractionPlan, einsum, einsum_path
+
+    assert {"ContractionPlan", "einsum", "einsum_path"} <= set(dir(tensorops))
+    assert tensorops.einsum is einsum
+    assert tensorops.einsum_path is einsum_path
+    assert tensorops.ContractionPlan is ContractionPlan
+
+
 def test_first_call_on_numpy_loads_no_framework() -> None:
     loaded = _loaded_after(
         "import numpy as np, tensorops as tops\n"

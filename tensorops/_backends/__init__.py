@@ -16,6 +16,7 @@ the first unknown type only. Importing this package imports numpy and nothing el
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ from ._base import REDUCTIONS, Backend
 from ._numpy import NumpyBackend
 
 __all__ = [
+    "BEFORE_TORCH",
     "REDUCTIONS",
     "ArrayApiBackend",
     "Backend",
@@ -49,6 +51,10 @@ _BY_TYPE: dict[type, Backend] = {np.ndarray: NUMPY_BACKEND}
 #: array namespace module -> its one adapter.
 _BY_NAMESPACE: dict[Any, ArrayApiBackend] = {}
 _TORCH_BACKEND: list[Backend] = []
+#: Run once, just before the torch adapter is made. The package registers here the loading
+#: of the modules ``import tensorops`` leaves out, so that once torch is in use nothing is
+#: imported for the first time inside a torch.compile trace (see docs/architecture.md).
+BEFORE_TORCH: list[Callable[[], None]] = []
 
 # Types that are never arrays: rejected without importing array_api_compat.
 _NOT_ARRAYS = (str, bytes, list, tuple, dict, set, int, float, complex, type(None))
@@ -143,6 +149,8 @@ def import_torch(purpose: str = "the torch backend") -> Any:
 
 def _torch_backend() -> Backend:
     if not _TORCH_BACKEND:
+        for load in BEFORE_TORCH:
+            load()
         from ._torch import TorchBackend
 
         backend = TorchBackend()
