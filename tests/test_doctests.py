@@ -7,17 +7,19 @@ import importlib
 import pkgutil
 
 import pytest
+import tensorops.layers
 
 import tensorops
 
 
 def _modules() -> list[str]:
     names = ["tensorops"]
-    for info in pkgutil.walk_packages(tensorops.__path__, "tensorops."):
-        if info.name.endswith("__main__"):
-            continue
-        names.append(info.name)
-    return sorted(names)
+    # the layers are installed from their own folder (package-dir), so walk them too
+    for package in (tensorops, tensorops.layers):
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            if not info.name.endswith("__main__"):
+                names.append(info.name)
+    return sorted(set(names))
 
 
 @pytest.mark.parametrize("name", _modules())

@@ -1,0 +1,225 @@
+"""The :class:`EinMix` layer; import it from :mod:`tensorops.layers.torch`."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import torch
+from torch import nn
+
+import tensorops as tops
+
+from ._torch_common import _call_repr, _check, _dims
+
+__all__ = ["EinMix"]
+
+
+def _flat(dims: list[list[str]]) -> list[str]:
+    """The elementary axes of a term's dimensions; unit axes (``1``, ``()``) drop out."""
+    return [token for dim in dims for token in dim if not token.isdigit()]
+
+
+def _is_flat(dims: list[list[str]]) -> bool:
+    return all(len(dim) == 1 and not dim[0].isdigit() for dim in dims)
+
+
+class EinMix(nn.Module):
+    """A learned einsum: the input is mixed with a weight whose axes a pattern names.
+
+    ``EinMix("b n d_in -> b n d_out", weight_shape="d_in d_out", bias_shape="d_out",
+    d_in=48, d_out=64)`` is a linear layer over the last axis; any axes may be
+    mixed, and the weight may carry axes of the output that are not mixed (one
+    linear map per head, per group, ...). Axes composed in the pattern are split
+    or merged around the einsum, so ``"b (h w) c -> b h w c2"`` works as it reads.
+
+    The weight and the bias are initialized like ``nn.Linear``: uniform in
+    ``(-1/sqrt(fan_in), 1/sqrt(fan_in))``, where ``fan_in`` is the product of the
+    lengths of the weight axes that are summed over (those absent from the
+    output). The parameters have einops' shapes: the weight in the order of
+    ``weight_shape``, the bias broadcastable against the output, so checkpoints
+    of ``einops.layers.torch.EinMix`` load.
+
+    Args:
+        pattern: ``"left -> right"``: the input's axes and the output's. ``...``
+            stands for any number of axes and must appear on both sides.
+        weight_shape: the weight's axes, names separated by spaces; each must
+            appear on a side of `pattern` and have a length in `lengths`.
+        bias_shape: the bias's axes, a subset of the output's, or ``None`` for no
+            bias. Every bias axis needs a length in `lengths`.
+        **lengths: the lengths of the weight and bias axes, and of input axes
+            that cannot be inferred (composed axes).
+
+    Raises:
+        TensorOpsError: when built, if the patterns do not fit together or a
+            length is missing; when called, if the input does not fit.
+
+    Examples:
+        >>> import torch
+        >>> from tensorops.layers.torch import EinMix
+        >>> mix = EinMix("b n d_in -> b n d_out", weight_shape="d_in d_out",
+        ...              bias_shape="d_out", d_in=48, d_out=64)
+        >>> mix  # doctest: +NORMALIZE_WHITESPACE
+        EinMix('b n d_in -> b n d_out', weight_shape='d_in d_out', bias_shape='d_out',
+               d_in=48, d_out=64)
+        >>> mix(torch.zeros(2, 16, 48)).shape
+        torch.Size([2, 16, 64])
+        >>> heads = EinMix("b n (h c) -> b h n e", weight_shape="h c e", h=4, c=16, e=8)
+        >>> heads(torch.zeros(2, 16, 64)).shape
+        torch.Size([2, 4, 16, 8])
+    """
+
+    weight: nn.Parameter
+    bias: nn.Parameter | None
+
+    def __init__(
+        self, pattern: str, weight_shape: str, bias_shape: str | None = None, **lengths: int
+    ) -> None:
+        super().__init__()
+        self.pattern = pattern
+        self.weight_shape = weight_shape
+        self.bias_shape = bias_shape
+        self.lengths = lengths
+        weight_dims, bias_dims, fan_in = self._plan()
+        self.fan_in = fan_in
+        self.weight = nn.Parameter(torch.empty(weight_dims))
+        if bias_dims is None:
+            self.register_parameter("bias", None)
+        else:
+            self.bias = nn.Parameter(torch.empty(bias_dims))
+        self.reset_parameters()
+
+        def run(x: torch.Tensor) -> torch.Tensor:
+            # Meta parameters: the check allocates nothing, and the torch backend
+            # learns the Parameter type before any torch.compile.
+            weight = nn.Parameter(torch.empty(weight_dims, device="meta"))
+            bias = (
+                None if bias_dims is None else nn.Parameter(torch.empty(bias_dims, device="meta"))
+            )
+            return self._mix(x, weight, bias)
+
+        _check(self, run, pattern)
+
+    def _fail(self, reason: str, hint: str | None = None) -> tops.TensorOpsError:
+        return tops.PatternError(
+            reason, op="EinMix", pattern=self.pattern, lengths=self.lengths, hint=hint
+        )
+
+    def _plan(self) -> tuple[tuple[int, ...], tuple[int, ...] | None, int]:
+        """Check the patterns; set the helper patterns; return weight shape, bias shape, fan-in."""
+        pattern, lengths = self.pattern, self.lengths
+        if not isinstance(pattern, str) or pattern.count("->") != 1:
+            raise self._fail(
+                "the pattern must be one 'left -> right' string", hint="e.g. 'b n c -> b n d'"
+            )
+        for what, text in (("weight_shape", self.weight_shape), ("bias_shape", self.bias_shape)):
+            if text is not None and (
+                not isinstance(text, str) or not re.fullmatch(r"\s*([A-Za-z_]\w*\s*)*", text)
+            ):
+                raise self._fail(
+                    f"{what} {text!r} must be axis names separated by spaces",
+                    hint="no parentheses, '...' or integers in weight and bias shapes",
+                )
+        left_text, right_text = pattern.split("->")
+        left_dims, right_dims = _dims(left_text), _dims(right_text)
+        left, right = _flat(left_dims), _flat(right_dims)
+        weight = self.weight_shape.split()
+        if ("..." in left) != ("..." in right):
+            raise self._fail("'...' must appear on both sides or neither")
+        for name in sorted(set(weight)):
+            if weight.count(name) > 1:
+                raise self._fail(
+                    f"axis '{name}' appears twice in weight_shape {self.weight_shape!r}"
+                )
+        names = {*left, *weight} - {"..."}
+        missing = [n for n in right if n != "..." and n not in names]
+        if missing:
+            raise self._fail(
+                f"output axis '{missing[0]}' is neither in the input nor in the weight",
+                hint="add it to weight_shape",
+            )
+        redundant = [n for n in weight if n not in left and n not in right]
+        if redundant:
+            raise self._fail(f"weight axis '{redundant[0]}' is neither in the input nor the output")
+        for name in weight:
+            if name not in lengths:
+                raise self._fail(
+                    f"the length of weight axis '{name}' is not given", hint=f"pass {name}=..."
+                )
+        unused = [n for n in lengths if n not in names]
+        if unused:
+            raise self._fail(f"axis length {unused[0]}={lengths[unused[0]]!r} is not used")
+        weight_dims = tuple(lengths[n] for n in weight)
+        fan_in = math.prod(lengths[n] for n in weight if n not in right)
+        bias_dims = None if self.bias_shape is None else self._bias_dims(right)
+        self._pre: str | None = None
+        self._pre_lengths: dict[str, int] = {}
+        if not _is_flat(left_dims):
+            self._pre = f"{left_text.strip()} -> {' '.join(left)}"
+            self._pre_lengths = {n: v for n, v in lengths.items() if n in left}
+        self._post = None if _is_flat(right_dims) else f"{' '.join(right)} -> {right_text.strip()}"
+        self._equation = _equation(left, weight, right)
+        return weight_dims, bias_dims, fan_in
+
+    def _bias_dims(self, right: list[str]) -> tuple[int, ...]:
+        bias = str(self.bias_shape).split()
+        for name in bias:
+            if name not in right:
+                raise self._fail(f"bias axis '{name}' is not in the output")
+            if name not in self.lengths:
+                raise self._fail(
+                    f"the length of bias axis '{name}' is not given", hint=f"pass {name}=..."
+                )
+        dims: list[int] = []
+        for i, name in enumerate(right):
+            if name == "...":
+                if any(n in bias for n in right[:i]):
+                    raise self._fail("bias axes must come after '...' in the output")
+                continue
+            dims.append(self.lengths[name] if name in bias else 1)
+        return tuple(dims)
+
+    def reset_parameters(self) -> None:
+        """Draw the weight and the bias from ``uniform(-1/sqrt(fan_in), 1/sqrt(fan_in))``."""
+        bound = 1.0 / math.sqrt(self.fan_in) if self.fan_in > 0 else 0.0
+        nn.init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            nn.init.uniform_(self.bias, -bound, bound)
+
+    def _mix(
+        self, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None
+    ) -> torch.Tensor:
+        if self._pre is not None:
+            x = tops.rearrange(x, self._pre, **self._pre_lengths)
+        x = tops.einsum(self._equation, x, weight)
+        if bias is not None:
+            x = x + bias
+        if self._post is not None:
+            x = tops.rearrange(x, self._post)
+        return x
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Mix `x` with the weight (and add the bias)."""
+        return self._mix(x, self.weight, self.bias)
+
+    def __repr__(self) -> str:
+        args = [repr(self.pattern), f"weight_shape={self.weight_shape!r}"]
+        if self.bias_shape is not None:
+            args.append(f"bias_shape={self.bias_shape!r}")
+        return _call_repr(self, args, self.lengths)
+
+
+def _equation(left: list[str], weight: list[str], right: list[str]) -> str:
+    """The einsum equation of the flat terms, spelled so the einsum reads each name as one axis.
+
+    Spaced notation needs a term with two axes to tell it from compact notation;
+    when every term has at most one axis, the names are renamed to single letters.
+    """
+    terms = (left, weight, right)
+    if any(len(term) > 1 for term in terms):
+        return f"{' '.join(left)}, {' '.join(weight)} -> {' '.join(right)}"
+    letters: dict[str, str] = {"...": "..."}
+    for name in (*left, *weight, *right):
+        letters.setdefault(name, "abcdefghijklmnopqrstuvwxyz"[len(letters) - 1])
+    left_c, weight_c, right_c = ("".join(letters[n] for n in term) for term in terms)
+    return f"{left_c},{weight_c}->{right_c}"
