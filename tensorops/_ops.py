@@ -13,7 +13,7 @@ from typing import Any, TypeVar, overload
 from tensorops._backends import _BY_TYPE, get_backend
 from tensorops._backends._base import REDUCTIONS, Backend
 from tensorops._errors import TensorOpsError, add_context
-from tensorops._plan import Recipe, _bind_cached, bind_recipe
+from tensorops._plan import PERMUTE, REDUCE, RESHAPE, Recipe, _bind_cached, bind_recipe
 
 __all__ = ["Reduction", "apply_recipe", "rearrange", "reduce", "repeat"]
 
@@ -165,6 +165,12 @@ def rearrange(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> Arr
     except (KeyError, TypeError, TensorOpsError):
         return _run("rearrange", x, pattern, lengths, None)  # type: ignore[no-any-return]
     try:
+        # one framework call, made directly: most rearranges are a permute or a reshape
+        single = recipe.single
+        if single == PERMUTE:
+            return backend.permute(x, recipe.perm)  # type: ignore[arg-type,no-any-return]
+        if single == RESHAPE:
+            return backend.reshape(x, recipe.final_shape)  # type: ignore[arg-type,no-any-return]
         return apply_recipe(backend, x, recipe, None)  # type: ignore[no-any-return]
     except _FRAMEWORK_ERRORS as error:
         raise _in_context(error, "rearrange", backend, x, pattern, lengths) from None
@@ -211,6 +217,8 @@ def reduce(
     except (KeyError, TypeError, TensorOpsError):
         return _run("reduce", x, pattern, lengths, reduction)  # type: ignore[no-any-return]
     try:
+        if recipe.single == REDUCE and type(reduction) is str:
+            return backend.reduce(x, reduction, recipe.reduce_axes)  # type: ignore[no-any-return]
         return apply_recipe(backend, x, recipe, reduction)  # type: ignore[no-any-return]
     except _FRAMEWORK_ERRORS as error:
         raise _in_context(error, "reduce", backend, x, pattern, lengths) from None

@@ -30,6 +30,12 @@ RECIPE_CACHE_SIZE = 4096
 
 LengthItems = tuple[tuple[str, int], ...]
 
+#: What :attr:`Recipe.single` says: several calls (or none), or the one call it is.
+SEVERAL, PERMUTE, RESHAPE, REDUCE = 0, 1, 2, 3
+# the kind of each step, in the order Recipe makes them; RESHAPE is the final reshape
+# (an initial one alone stays SEVERAL), and an insert always comes with an expand
+_STEP_KINDS = (SEVERAL, REDUCE, PERMUTE, SEVERAL, RESHAPE)
+
 
 class Recipe:
     """The framework calls one rearrange / reduce / repeat makes, with their arguments.
@@ -48,6 +54,7 @@ class Recipe:
         "lengths",
         "perm",
         "reduce_axes",
+        "single",
     )
     #: The fields in the order of the constructor's arguments (and of the repr).
     _FIELDS = (
@@ -67,6 +74,10 @@ class Recipe:
     expand_shape: tuple[int, ...] | None
     final_shape: tuple[int, ...] | None
     lengths: tuple[tuple[str, int], ...]  # every elementary axis with its resolved length
+    #: Derived, not a field: which one framework call the recipe is, if it is one
+    #: (:data:`PERMUTE`, :data:`RESHAPE`, :data:`REDUCE`), else :data:`SEVERAL`. The
+    #: ops make that call directly, skipping the checks of every other step.
+    single: int
 
     def __init__(
         self,
@@ -86,6 +97,9 @@ class Recipe:
         set_field(self, "expand_shape", expand_shape)
         set_field(self, "final_shape", final_shape)
         set_field(self, "lengths", lengths)
+        steps = (init_shape, reduce_axes or None, perm, insert_shape, final_shape)
+        kinds = [kind for kind, step in zip(_STEP_KINDS, steps, strict=True) if step is not None]
+        set_field(self, "single", kinds[0] if len(kinds) == 1 else SEVERAL)
 
     def _fields(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self._FIELDS)

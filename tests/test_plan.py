@@ -5,9 +5,13 @@ from __future__ import annotations
 import copy
 import pickle
 
+import numpy as np
 import pytest
 
-from tensorops._plan import Recipe, bind_recipe
+import tensorops as tops
+from tensorops._backends import NUMPY_BACKEND
+from tensorops._ops import apply_recipe
+from tensorops._plan import PERMUTE, REDUCE, RESHAPE, SEVERAL, Recipe, bind_recipe
 
 
 def test_recipe_is_an_immutable_value() -> None:
@@ -26,3 +30,31 @@ def test_recipe_is_an_immutable_value() -> None:
     with pytest.raises(AttributeError):
         del recipe.perm
     assert repr(recipe).startswith("Recipe(init_shape=(2, 2, 3), reduce_axes=(), perm=(2, 1, 0),")
+
+
+@pytest.mark.parametrize(
+    ("op", "pattern", "shape", "lengths", "single"),
+    [
+        ("rearrange", "b c h w -> b h w c", (2, 3, 4, 5), (), PERMUTE),
+        ("rearrange", "b c h w -> b c (h w)", (2, 3, 4, 5), (), RESHAPE),
+        ("rearrange", "b (h w) -> b h w", (2, 6), (("h", 2),), SEVERAL),  # the initial reshape
+        ("rearrange", "a b -> a b", (2, 3), (), SEVERAL),  # no call at all
+        ("rearrange", "a (b c) -> c b a", (2, 6), (("b", 2),), SEVERAL),
+        ("reduce", "b c h w -> b c", (2, 3, 4, 5), (), REDUCE),
+        ("reduce", "b c (h 2) (w 2) -> b c h w", (2, 3, 4, 4), (), SEVERAL),
+        ("reduce", "b c -> c b", (2, 3), (), PERMUTE),
+        ("repeat", "h w -> h w c", (2, 3), (("c", 3),), SEVERAL),
+    ],
+)
+def test_single_names_the_one_call(
+    op: str, pattern: str, shape: tuple[int, ...], lengths: tuple[tuple[str, int], ...], single: int
+) -> None:
+    """The ops make a lone call directly; `single` must say exactly when there is one."""
+    recipe = bind_recipe(op, pattern, shape, lengths)
+    assert recipe.single == single
+    # the direct call gives what the whole recipe gives
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    kwargs = dict(lengths)
+    args = (x, pattern, "sum") if op == "reduce" else (x, pattern)
+    expected = apply_recipe(NUMPY_BACKEND, x, recipe, "sum" if op == "reduce" else None)
+    np.testing.assert_array_equal(getattr(tops, op)(*args, **kwargs), expected)
