@@ -1,9 +1,10 @@
 """Einsum execution: tensorops against numpy.einsum, opt_einsum and torch.einsum.
 
 Each framework runs in its own subprocess: NumPy's and PyTorch's thread pools slow
-each other down when they share a process. Prints a markdown table of medians, the
-ratios (peer time / tensorops time: above 1 means tensorops is faster) and their
-geometric means.
+each other down when they share a process. Within a case the calls take turns,
+round by round, so a change in machine load hits them alike, and each reports its
+fastest round. Prints a markdown table, the ratios (peer time / tensorops time:
+above 1 means tensorops is faster) and their geometric means.
 
 Usage::
 
@@ -38,20 +39,26 @@ CASES: dict[str, tuple[str, list[tuple[int, ...]]]] = {
 NAIVE_LIMIT = 2 * 10**9
 
 
-def measure(function: Callable[[], Any], budget: float) -> float:
-    """Median seconds per call, timed in batches that take about ``budget / 7`` each."""
-    function()
-    start = time.perf_counter()
-    function()
-    once = max(time.perf_counter() - start, 1e-7)
-    number = max(1, int(budget / 7 / once))
-    samples = []
-    for _ in range(7):
+def measure(functions: dict[str, Callable[[], Any]], budget: float) -> dict[str, float]:
+    """Seconds per call of each function: the fastest of 7 rounds in which they take turns.
+
+    Each round times a batch of calls lasting about ``budget / 7`` per function.
+    """
+    numbers = {}
+    for name, function in functions.items():
+        function()
         start = time.perf_counter()
-        for _ in range(number):
-            function()
-        samples.append((time.perf_counter() - start) / number)
-    return statistics.median(samples)
+        function()
+        once = max(time.perf_counter() - start, 1e-7)
+        numbers[name] = max(1, int(budget / 7 / once))
+    best = dict.fromkeys(functions, math.inf)
+    for _ in range(7):
+        for name, function in functions.items():
+            start = time.perf_counter()
+            for _ in range(numbers[name]):
+                function()
+            best[name] = min(best[name], (time.perf_counter() - start) / numbers[name])
+    return best
 
 
 def run_numpy(budget: float) -> dict[str, dict[str, float]]:
@@ -67,17 +74,17 @@ def run_numpy(budget: float) -> dict[str, dict[str, float]]:
         expected = np.einsum(equation, *arrays, optimize=True)
         np.testing.assert_allclose(tops.einsum(equation, *arrays), expected, rtol=2e-3, atol=1e-2)
         naive = tops.einsum_path(equation, *arrays).naive_flops
-        results[name] = {
-            "tensorops": measure(lambda e=equation, a=arrays: tops.einsum(e, *a), budget),
-            # A one-loop contraction of a long chain takes minutes: not measured.
-            "numpy optimize=False": math.nan
-            if naive > NAIVE_LIMIT
-            else measure(lambda e=equation, a=arrays: np.einsum(e, *a, optimize=False), budget),
-            "numpy optimize=True": measure(
-                lambda e=equation, a=arrays: np.einsum(e, *a, optimize=True), budget
-            ),
-            "opt_einsum": measure(lambda e=equation, a=arrays: opt_einsum.contract(e, *a), budget),
+        calls: dict[str, Callable[[], Any]] = {
+            "tensorops": lambda e=equation, a=arrays: tops.einsum(e, *a),
+            "numpy optimize=True": lambda e=equation, a=arrays: np.einsum(e, *a, optimize=True),
+            "opt_einsum": lambda e=equation, a=arrays: opt_einsum.contract(e, *a),
         }
+        # A one-loop contraction of a long chain takes minutes: not measured.
+        if naive <= NAIVE_LIMIT:
+            calls["numpy optimize=False"] = lambda e=equation, a=arrays: np.einsum(
+                e, *a, optimize=False
+            )
+        results[name] = {"numpy optimize=False": math.nan, **measure(calls, budget)}
     return results
 
 
@@ -95,10 +102,13 @@ def run_torch(budget: float) -> dict[str, dict[str, float]]:
             torch.testing.assert_close(
                 tops.einsum(equation, *arrays), expected, rtol=2e-3, atol=1e-2
             )
-            results[name] = {
-                "tensorops": measure(lambda e=equation, a=arrays: tops.einsum(e, *a), budget),
-                "torch.einsum": measure(lambda e=equation, a=arrays: torch.einsum(e, *a), budget),
-            }
+            results[name] = measure(
+                {
+                    "tensorops": lambda e=equation, a=arrays: tops.einsum(e, *a),
+                    "torch.einsum": lambda e=equation, a=arrays: torch.einsum(e, *a),
+                },
+                budget,
+            )
     return results
 
 
