@@ -155,7 +155,7 @@ class _Component:
     def search(self, budget: int | None) -> bool:
         """Finalise subsets until the whole component is; False if over budget."""
         heap, done, net = [(0, 1 << i, 0) for i in range(len(self.ops))], self.done, self.net
-        work = 0
+        members, work = self.members, 0
         while heap:
             cost, s, left = heapq.heappop(heap)
             if s in done:
@@ -175,8 +175,11 @@ class _Component:
             if budget is not None and work > budget:
                 self.over_budget = True
                 return False
-            for bit in bits_of(s):
-                self.members[bit.bit_length() - 1].append((cost, s))
+            rest, item = s, (cost, s)
+            while rest:  # bits_of, inlined: this runs for every final subset
+                low = rest & -rest
+                rest ^= low
+                members[low.bit_length() - 1].append(item)
         return False
 
     def around(self, s: int, nbr: int, base: int) -> tuple[list[int], int]:
@@ -190,14 +193,17 @@ class _Component:
         Returns:
             The subsets, each once, and how many were looked at.
         """
-        found, work = [], 0
-        for low in bits_of(nbr):
-            candidates = self.members[low.bit_length() - 1]
+        found, work, members, limit = [], 0, self.members, self.cutoff - base
+        rest = nbr
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            candidates = members[low.bit_length() - 1]
             work += len(candidates)
             for c2, t in candidates:
                 if t & s:
                     continue
-                if base + c2 >= self.cutoff:
+                if c2 >= limit:  # base + c2 >= cutoff
                     break
                 touch = t & nbr
                 if touch & -touch == low:  # each pair once: by its lowest neighbour
@@ -216,7 +222,7 @@ class _Component:
             c2, legs2, d2, _, _, sz2 = done[t]
             best = pushed.get(u, self.cutoff)
             # the step's union is at least as big as either part
-            if cost + c2 + max(sz1, sz2) >= best or u in done:
+            if cost + c2 + (sz1 if sz1 > sz2 else sz2) >= best or u in done:
                 continue
             if d1 or d2:
                 result = legs_of.get(u) or self.legs(u, legs1, legs2)
@@ -247,8 +253,12 @@ class _Component:
 
     def legs(self, u: int, legs1: int, legs2: int) -> int:
         """Return (and cache) the axes of subset ``u``, made of parts with these axes."""
-        shared = legs1 & legs2 & ~self.net.output
-        closed = sum(bit for bit in bits_of(shared) if not self.holders[bit] & ~u)
+        rest, closed, holders = legs1 & legs2 & ~self.net.output, 0, self.holders
+        while rest:
+            bit = rest & -rest
+            rest ^= bit
+            if not holders[bit] & ~u:
+                closed |= bit
         result = self.legs_of[u] = (legs1 | legs2) & ~closed
         return result
 
