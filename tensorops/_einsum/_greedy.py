@@ -34,47 +34,16 @@ def plan_greedy(net: BitNetwork, weight: int = 1) -> None:
     summed = ~out
     cache, size, ssa, limit = net.size_cache, net.size, net.ssa, net.limit
     plain = not any(net.dangling)
-    alive: dict[int, int] = {}  # ssa id -> axes
-    by_mask: dict[int, int] = {}  # axes -> ssa id, to find operands with equal axes
-    count: dict[int, int] = {}  # summed axis -> how many alive operands have it
-
-    # Inputs one by one: an operand with the axes of an earlier one is multiplied
-    # with it at once, summing the axes that no operand seen so far has besides them.
-    for a, ua in enumerate(inputs):
-        while True:
-            rest = ua & summed
-            while rest:
-                bit = rest & -rest
-                rest ^= bit
-                count[bit] = count.get(bit, 0) + 1
-            twin = by_mask.get(ua)
-            if twin is None:
-                alive[a] = ua
-                by_mask[ua] = a
-                break
-            del alive[twin], by_mask[ua]
-            result, rest = ua & out, ua & summed
-            while rest:
-                bit = rest & -rest
-                rest ^= bit
-                left = count[bit] - 2
-                count[bit] = left  # the result is counted when it is added
-                if left:
-                    result |= bit
-            if result not in cache:
-                cache[result] = size(result)
-            if plain:
-                ssa.append((twin, a) if twin < a else (a, twin))  # twin may be a result
-                a = n + len(ssa) - 1
-            else:
-                a = net.contract(twin, ua, a, ua, result)
-            ua = result
-
+    if len(set(inputs)) == n:
+        alive = dict(enumerate(inputs))  # ssa id -> axes
+        by_mask = {ua: a for a, ua in alive.items()}  # axes -> ssa id
+    else:
+        alive, by_mask = _merge_equal(net, out)
     # m2 / m3: summed axes on at least two / three alive operands; a pair keeps
     # the axes it shares that are in m3 and its other axes that are in m2
     m2 = m3 = 0
     holders: dict[int, list[int]] = {}
-    for a in sorted(alive):
+    for a in sorted(alive):  # groups in id order
         rest = alive[a] & summed
         while rest:
             bit = rest & -rest
@@ -88,6 +57,7 @@ def plan_greedy(net: BitNetwork, weight: int = 1) -> None:
     # every summed axis that a third operand has, so the neighbours of its result
     # are those of its two operands.
     neighbours: dict[int, set[int]] = {a: set() for a in alive}
+    count = {bit: len(group) for bit, group in holders.items()}  # alive operands per axis
     for bit, group in holders.items():
         if len(group) >= 2:
             m2 |= bit
@@ -195,3 +165,46 @@ def plan_greedy(net: BitNetwork, weight: int = 1) -> None:
         heapq.heappush(heap, (best, ident, best_b))
     if len(alive) > 1:
         net.join(sorted(alive.items()))
+
+
+def _merge_equal(net: BitNetwork, out: int) -> tuple[dict[int, int], dict[int, int]]:
+    """Multiply operands with equal axes as they come; return the alive axes by id and back.
+
+    Each is multiplied with the earlier one at once, summing the axes that no
+    operand seen so far has besides them.
+    """
+    inputs, n, summed = net.inputs, len(net.inputs), ~out
+    cache, size, ssa, plain = net.size_cache, net.size, net.ssa, not any(net.dangling)
+    alive: dict[int, int] = {}
+    by_mask: dict[int, int] = {}  # axes -> ssa id, to find operands with equal axes
+    count: dict[int, int] = {}  # summed axis -> how many alive operands have it
+    for a, ua in enumerate(inputs):
+        while True:
+            rest = ua & summed
+            while rest:
+                bit = rest & -rest
+                rest ^= bit
+                count[bit] = count.get(bit, 0) + 1
+            twin = by_mask.get(ua)
+            if twin is None:
+                alive[a] = ua
+                by_mask[ua] = a
+                break
+            del alive[twin], by_mask[ua]
+            result, rest = ua & out, ua & summed
+            while rest:
+                bit = rest & -rest
+                rest ^= bit
+                left = count[bit] - 2
+                count[bit] = left  # the result is counted when it is added
+                if left:
+                    result |= bit
+            if result not in cache:
+                cache[result] = size(result)
+            if plain:
+                ssa.append((twin, a) if twin < a else (a, twin))  # twin may be a result
+                a = n + len(ssa) - 1
+            else:
+                a = net.contract(twin, ua, a, ua, result)
+            ua = result
+    return alive, by_mask
