@@ -121,19 +121,21 @@ def plan_greedy(net: BitNetwork, weight: int = 1) -> None:
                 count[bit] = left
                 if left == 2:
                     m3 ^= bit
-            if result not in cache:
+            sr = cache.get(result)
+            if sr is None:
                 two, gone = ua & ub, union & ~result
-                cache[result] = (
-                    (cache.get(ua) or size(ua))
-                    * (cache.get(ub) or size(ub))
+                sr = (
+                    sizes[a]
+                    * sizes[b]
                     // ((cache.get(two) or size(two)) * (cache.get(gone) or size(gone)))
                 )
+                cache[result] = sr
             if plain:
                 ssa.append((a, b))
                 ident = n + len(ssa) - 1
             else:
                 ident = net.contract(a, ua, b, ub, result)
-            alive[ident] = result
+            alive[ident], sizes[ident] = result, sr
             twin = by_mask.get(result)
             if twin is None:
                 by_mask[result] = ident
@@ -145,7 +147,7 @@ def plan_greedy(net: BitNetwork, weight: int = 1) -> None:
         neighbours[ident] = linked
         if not linked:
             continue
-        sizes[ident] = sa = cache[result]
+        sa = sr
         ua = result
         no2, no3 = ~m2 & summed, ~m3 & summed
         best = best_b = -1
