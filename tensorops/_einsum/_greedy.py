@@ -177,12 +177,21 @@ def _merge_equal(net: BitNetwork, out: int) -> tuple[dict[int, int], dict[int, i
     """
     inputs, n, summed = net.inputs, len(net.inputs), ~out
     cache, size, ssa, plain = net.size_cache, net.size, net.ssa, not any(net.dangling)
+    # only the axes of repeated masks need counting: every merge is over one of
+    # them or over the result of an earlier merge, which has a subset of its axes
+    seen: set[int] = set()
+    watched = 0
+    for ua in inputs:
+        if ua in seen:
+            watched |= ua
+        seen.add(ua)
+    watched &= summed
     alive: dict[int, int] = {}
     by_mask: dict[int, int] = {}  # axes -> ssa id, to find operands with equal axes
     count: dict[int, int] = {}  # summed axis -> how many alive operands have it
     for a, ua in enumerate(inputs):
         while True:
-            rest = ua & summed
+            rest = ua & watched
             while rest:
                 bit = rest & -rest
                 rest ^= bit
