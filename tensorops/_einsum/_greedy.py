@@ -34,6 +34,8 @@ def plan_greedy(net: BitNetwork, weight: int = 1) -> None:
     summed = ~out
     cache, size, ssa, limit = net.size_cache, net.size, net.ssa, net.limit
     plain = not any(net.dangling)
+    if n == 3 and plain and limit is None and _plan_three(net, out, weight):
+        return
     if len(set(inputs)) == n:
         alive = dict(enumerate(inputs))  # ssa id -> axes
         by_mask = {ua: a for a, ua in alive.items()}  # axes -> ssa id
@@ -219,3 +221,32 @@ def _merge_equal(net: BitNetwork, out: int) -> tuple[dict[int, int], dict[int, i
                 a = net.contract(twin, ua, a, ua, result)
             ua = result
     return alive, by_mask
+
+
+def _plan_three(net: BitNetwork, out: int, weight: int) -> bool:
+    """Plan three distinct operands without dangling axes directly; False if none are linked.
+
+    The most common case, where the set-up of :func:`plan_greedy` would take
+    most of its time. No summed axis is on all three operands (it would be an
+    output axis), so every linked pair is a candidate of its own and the result
+    of the best one is contracted with the third operand.
+    """
+    summed, (u0, u1, u2) = ~out, net.inputs
+    if len({u0, u1, u2}) < 3:
+        return False
+    cache, size = net.size_cache, net.size
+    best: tuple[int, int, int] | None = None
+    for a, ua, b, ub, uc in ((0, u0, 1, u1, u2), (0, u0, 2, u2, u1), (1, u1, 2, u2, u0)):
+        two = ua & ub
+        if two & summed:
+            gone = (ua | ub) & summed & ~uc
+            sa, sb = cache.get(ua) or size(ua), cache.get(ub) or size(ub)
+            k12 = sa * sb // ((cache.get(two) or size(two)) * (cache.get(gone) or size(gone)))
+            key = (k12 - weight * (sa + sb), b, a)
+            if best is None or key < best:
+                best = key
+    if best is None:
+        return False
+    _, b, a = best
+    net.ssa += [(a, b), (3 - a - b, 3)]
+    return True
