@@ -60,15 +60,22 @@ def plan_greedy(net: BitNetwork, weight: int = 1) -> None:
     # are those of its two operands.
     neighbours: dict[int, set[int]] = {a: set() for a in alive}
     count = {bit: len(group) for bit, group in holders.items()}  # alive operands per axis
+    wide = False
     for bit, group in holders.items():
-        if len(group) >= 2:
+        if len(group) == 2:  # most axes link two operands
             m2 |= bit
-            if len(group) >= 3:
-                m3 |= bit
+            a, b = group
+            neighbours[a].add(b)
+            neighbours[b].add(a)
+        elif len(group) > 2:
+            m2 |= bit
+            m3 |= bit
+            wide = True
             for a in group:
                 neighbours[a].update(group)
-    for a, others in neighbours.items():
-        others.discard(a)
+    if wide:
+        for a, others in neighbours.items():
+            others.discard(a)
     sizes = {a: cache.get(ua) or size(ua) for a, ua in alive.items()}
 
     # The best pair of each operand with the later operands of each of its axes;
@@ -77,6 +84,14 @@ def plan_greedy(net: BitNetwork, weight: int = 1) -> None:
     candidates: set[tuple[int, int, int]] = set()
     no2, no3 = ~m2 & summed, ~m3 & summed
     for group in holders.values():
+        if len(group) == 2:  # the one candidate of an axis linking two operands
+            a, b = group
+            ua, ub, sa, sb = alive[a], alive[b], sizes[a], sizes[b]
+            two = ua & ub
+            gone = (two & no3) | ((ua ^ ub) & no2)
+            k12 = sa * sb // ((cache.get(two) or size(two)) * (cache.get(gone) or size(gone)))
+            candidates.add((k12 - weight * (sa + sb), b, a))
+            continue
         for i in range(len(group) - 1):
             a = group[i]
             ua, sa = alive[a], sizes[a]
