@@ -235,11 +235,17 @@ class BitNetwork:
         n = len(self.inputs)
         alive = list(range(n))  # stays sorted: new ids are the largest
         path: list[tuple[int, ...]] = []
-        for number, step in enumerate(self.ssa):
+        index = alive.index
+        for number, step in enumerate(self.ssa, n):
             # list.index, not bisect: torch.compile traces planning and cannot trace bisect.
-            positions = [alive.index(ident) for ident in step]
-            for position in sorted(positions, reverse=True):
-                del alive[position]
-            alive.append(n + number)
-            path.append(tuple(positions))
+            if len(step) == 2 and step[0] < step[1]:  # most steps: no sorting, no lists
+                i, j = index(step[0]), index(step[1])
+                del alive[j], alive[i]  # i < j, as alive is sorted
+                path.append((i, j))
+            else:
+                positions = [index(ident) for ident in step]
+                for position in sorted(positions, reverse=True):
+                    del alive[position]
+                path.append(tuple(positions))
+            alive.append(number)
         return path
