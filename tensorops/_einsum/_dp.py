@@ -15,6 +15,7 @@ __all__ = [
     "optimize_subsets",
     "plan_dp",
     "plan_optimal",
+    "subset_tables",
 ]
 
 OPTIMAL_MAX_OPERANDS = 12
@@ -38,6 +39,33 @@ def _cover(costs: Mapping[int, int]) -> list[int]:
     return chosen
 
 
+def subset_tables(
+    inputs: Sequence[int], dangling: Sequence[int], output: int
+) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
+    """The starting tables of a search over all subsets of some tensors, indexed by bitset.
+
+    Args:
+        inputs: Axes of each tensor.
+        dangling: Axes of each tensor that it may sum on its own first.
+        output: Axes of the result of contracting all of them.
+
+    Returns:
+        Per subset: the axes it keeps (those of the output or of the other tensors),
+        the axes it is used with (its tensor's for one tensor), its dangling axes,
+        its best cost (0 for one tensor, else :data:`INF`), and its best split (0).
+    """
+    full = (1 << len(inputs)) - 1
+    axes = [0] * (full + 1)
+    for s in range(1, full + 1):
+        low = s & -s
+        axes[s] = axes[s ^ low] | inputs[low.bit_length() - 1]
+    legs = [axes[s] & (output | axes[full ^ s]) for s in range(full + 1)]
+    act, dang, best, split = legs[:], [0] * (full + 1), [INF] * (full + 1), [0] * (full + 1)
+    for i, mask in enumerate(inputs):
+        act[1 << i], dang[1 << i], best[1 << i] = mask, dangling[i], 0
+    return legs, act, dang, best, split
+
+
 def optimize_subsets(
     net: BitNetwork, inputs: Sequence[int], dangling: Sequence[int], output: int
 ) -> tuple[list[int], list[int], list[int], list[int]]:
@@ -55,16 +83,8 @@ def optimize_subsets(
         limit forbids it), the part holding its lowest tensor in its best split,
         its axes, and the axes it is used with (those of its tensor for one).
     """
-    n = len(inputs)
-    full = (1 << n) - 1
-    axes = [0] * (full + 1)
-    for s in range(1, full + 1):
-        low = s & -s
-        axes[s] = axes[s ^ low] | inputs[low.bit_length() - 1]
-    legs = [axes[s] & (output | axes[full ^ s]) for s in range(full + 1)]
-    act, dang, best, split = legs[:], [0] * (full + 1), [INF] * (full + 1), [0] * (full + 1)
-    for i in range(n):
-        act[1 << i], dang[1 << i], best[1 << i] = inputs[i], dangling[i], 0
+    full = (1 << len(inputs)) - 1
+    legs, act, dang, best, split = subset_tables(inputs, dangling, output)
     size, cache = net.size, net.size_cache
     sizes = [size(mask) for mask in act]
     for s in range(3, full + 1):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tensorops._einsum._bitnet import BitNetwork, bits_of
-from tensorops._einsum._dp import INF
+from tensorops._einsum._dp import INF, subset_tables
 
 __all__ = ["ContractionTree", "optimize_connected"]
 
@@ -74,17 +74,11 @@ def optimize_connected(
     """
     n = len(inputs)
     full = (1 << n) - 1
-    axes = [0] * (full + 1)
-    for s in range(1, full + 1):
-        low = s & -s
-        axes[s] = axes[s ^ low] | inputs[low.bit_length() - 1]
-    legs = [axes[s] & (output | axes[full ^ s]) for s in range(full + 1)]
-    act, dang, best, split = legs[:], [0] * (full + 1), [INF] * (full + 1), [0] * (full + 1)
+    legs, act, dang, best, split = subset_tables(inputs, dangling, output)
     size, cache, limit = net.size, net.size_cache, net.limit
     sizes = [0] * (full + 1)
     linked = [0] * n  # the tensors that share an axis with each
     for i in range(n):
-        act[1 << i], dang[1 << i], best[1 << i] = inputs[i], dangling[i], 0
         sizes[1 << i] = size(inputs[i])
         for j in range(i):
             if inputs[i] & inputs[j]:
