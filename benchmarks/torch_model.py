@@ -92,12 +92,16 @@ _NATIVE_MIX = {
 }
 
 
-class NativeAttention(nn.Module):
+class _Attention(nn.Module):
+    """An attention block like ``like``, with its projections swapped for ``qkv`` and ``out``."""
+
     def __init__(self, like: Any, qkv: nn.Module, out: nn.Module) -> None:
         super().__init__()
         self.scale = like.scale
         self.qkv, self.out = qkv, out
 
+
+class NativeAttention(_Attention):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self.qkv(x)
         scores = (q @ k.transpose(-2, -1)) * self.scale
@@ -109,12 +113,7 @@ class NativeMean(nn.Module):
         return x.mean(dim=1)
 
 
-class EinopsAttention(nn.Module):
-    def __init__(self, like: Any, qkv: nn.Module, out: nn.Module) -> None:
-        super().__init__()
-        self.scale = like.scale
-        self.qkv, self.out = qkv, out
-
+class EinopsAttention(_Attention):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self.qkv(x)
         scores = einops.einsum(q, k, "b h i e, b h j e -> b h i j") * self.scale
