@@ -3,25 +3,44 @@
 from __future__ import annotations
 
 import math
-import re
+import string
 
 import torch
 from torch import nn
 
 import tensorops as tops
+from tensorops._grammar import Anon, Axis, Dots, Group, Term, parse_pattern
 
-from ._torch_common import _call_repr, _check, _dims
+from ._torch_common import call_repr, check_when_built
 
 __all__ = ["EinMix"]
 
-
-def _flat(dims: list[list[str]]) -> list[str]:
-    """The elementary axes of a term's dimensions; unit axes (``1``, ``()``) drop out."""
-    return [token for dim in dims for token in dim if not token.isdigit()]
+#: The axes of a term, a dimension at a time: names and "..." (unit axes give no name).
+_Dims = list[list[str]]
 
 
-def _is_flat(dims: list[list[str]]) -> bool:
-    return all(len(dim) == 1 and not dim[0].isdigit() for dim in dims)
+def _dims(term: Term) -> _Dims:
+    dims: _Dims = []
+    for element in term.elements:
+        items = element.items if isinstance(element, Group) else (element,)
+        dims.append(
+            [
+                item.name if isinstance(item, Axis) else "..."
+                for item in items
+                if not isinstance(item, Anon)
+            ]
+        )
+    return dims
+
+
+def _flat(dims: _Dims) -> list[str]:
+    """The elementary axes of a term's dimensions; unit axes drop out."""
+    return [name for dim in dims for name in dim]
+
+
+def _is_flat(term: Term) -> bool:
+    """Whether every dimension of `term` is one name or ``...``."""
+    return all(isinstance(element, (Axis, Dots)) for element in term.elements)
 
 
 class EinMix(nn.Module):
@@ -73,7 +92,7 @@ class EinMix(nn.Module):
     bias: nn.Parameter | None
 
     def __init__(
-        self, pattern: str, weight_shape: str, bias_shape: str | None = None, **lengths: int
+        self, pattern: str, /, weight_shape: str, bias_shape: str | None = None, **lengths: int
     ) -> None:
         super().__init__()
         self.pattern = pattern
@@ -98,32 +117,45 @@ class EinMix(nn.Module):
             )
             return self._mix(x, weight, bias)
 
-        _check(self, run, pattern)
+        check_when_built(self, run, pattern)
 
     def _fail(self, reason: str, hint: str | None = None) -> tops.TensorOpsError:
         return tops.PatternError(
             reason, op="EinMix", pattern=self.pattern, lengths=self.lengths, hint=hint
         )
 
-    def _plan(self) -> tuple[tuple[int, ...], tuple[int, ...] | None, int]:
-        """Check the patterns; set the helper patterns; return weight shape, bias shape, fan-in."""
-        pattern, lengths = self.pattern, self.lengths
-        if not isinstance(pattern, str) or pattern.count("->") != 1:
+    def _terms(self) -> tuple[Term, Term, list[str]]:
+        """The pattern's two terms and the weight's axis names, read with the grammar."""
+        if not isinstance(self.pattern, str) or self.pattern.count("->") != 1:
             raise self._fail(
                 "the pattern must be one 'left -> right' string", hint="e.g. 'b n c -> b n d'"
             )
+        parsed = parse_pattern(self.pattern)
+        assert parsed.outputs is not None
+        if len(parsed.inputs) != 1 or len(parsed.outputs) != 1:
+            raise self._fail("the pattern must be one 'left -> right' string")
+        names: list[str] = []
         for what, text in (("weight_shape", self.weight_shape), ("bias_shape", self.bias_shape)):
-            if text is not None and (
-                not isinstance(text, str) or not re.fullmatch(r"\s*([A-Za-z_]\w*\s*)*", text)
-            ):
+            if text is None:
+                continue
+            term = parse_pattern(text).inputs[0] if isinstance(text, str) else None
+            if term is None or not all(isinstance(e, Axis) for e in term.elements):
                 raise self._fail(
                     f"{what} {text!r} must be axis names separated by spaces",
                     hint="no parentheses, '...' or integers in weight and bias shapes",
                 )
-        left_text, right_text = pattern.split("->")
-        left_dims, right_dims = _dims(left_text), _dims(right_text)
-        left, right = _flat(left_dims), _flat(right_dims)
-        weight = self.weight_shape.split()
+            if what == "weight_shape":
+                names = [e.name for e in term.elements if isinstance(e, Axis)]
+        return parsed.inputs[0], parsed.outputs[0], names
+
+    def _plan(self) -> tuple[tuple[int, ...], tuple[int, ...] | None, int]:
+        """Check the patterns; set the helper patterns; return weight shape, bias shape, fan-in."""
+        lengths = self.lengths
+        try:
+            left_term, right_term, weight = self._terms()
+        except tops.TensorOpsError as error:
+            raise error.with_context(op="EinMix", lengths=lengths) from None
+        left, right = _flat(_dims(left_term)), _flat(_dims(right_term))
         if ("..." in left) != ("..." in right):
             raise self._fail("'...' must appear on both sides or neither")
         for name in sorted(set(weight)):
@@ -152,13 +184,15 @@ class EinMix(nn.Module):
         weight_dims = tuple(lengths[n] for n in weight)
         fan_in = math.prod(lengths[n] for n in weight if n not in right)
         bias_dims = None if self.bias_shape is None else self._bias_dims(right)
+        left_text, right_text = (part.strip() for part in self.pattern.split("->"))
         self._pre: str | None = None
         self._pre_lengths: dict[str, int] = {}
-        if not _is_flat(left_dims):
-            self._pre = f"{left_text.strip()} -> {' '.join(left)}"
+        if not _is_flat(left_term):
+            self._pre = f"{left_text} -> {' '.join(left)}"
             self._pre_lengths = {n: v for n, v in lengths.items() if n in left}
-        self._post = None if _is_flat(right_dims) else f"{' '.join(right)} -> {right_text.strip()}"
-        self._equation = _equation(left, weight, right)
+        self._post = None if _is_flat(right_term) else f"{' '.join(right)} -> {right_text}"
+        #: The einsum of the flat terms with one letter per axis, as einops' EinMix has it.
+        self.einsum_pattern = _letters(left, weight, right)
         return weight_dims, bias_dims, fan_in
 
     def _bias_dims(self, right: list[str]) -> tuple[int, ...]:
@@ -191,7 +225,7 @@ class EinMix(nn.Module):
     ) -> torch.Tensor:
         if self._pre is not None:
             x = tops.rearrange(x, self._pre, **self._pre_lengths)
-        x = tops.einsum(self._equation, x, weight)
+        x = tops.einsum(self.einsum_pattern, x, weight)
         if bias is not None:
             x = x + bias
         if self._post is not None:
@@ -206,20 +240,15 @@ class EinMix(nn.Module):
         args = [repr(self.pattern), f"weight_shape={self.weight_shape!r}"]
         if self.bias_shape is not None:
             args.append(f"bias_shape={self.bias_shape!r}")
-        return _call_repr(self, args, self.lengths)
+        return call_repr(self, args, self.lengths)
 
 
-def _equation(left: list[str], weight: list[str], right: list[str]) -> str:
-    """The einsum equation of the flat terms, spelled so the einsum reads each name as one axis.
-
-    Spaced notation needs a term with two axes to tell it from compact notation;
-    when every term has at most one axis, the names are renamed to single letters.
-    """
-    terms = (left, weight, right)
-    if any(len(term) > 1 for term in terms):
-        return f"{' '.join(left)}, {' '.join(weight)} -> {' '.join(right)}"
-    letters: dict[str, str] = {"...": "..."}
-    for name in (*left, *weight, *right):
-        letters.setdefault(name, "abcdefghijklmnopqrstuvwxyz"[len(letters) - 1])
-    left_c, weight_c, right_c = ("".join(letters[n] for n in term) for term in terms)
+def _letters(left: list[str], weight: list[str], right: list[str]) -> str:
+    """The equation of the flat terms, each axis renamed to a letter in sorted order of names."""
+    names = sorted({*left, *weight, *right} - {"..."})
+    letters = dict(zip(names, string.ascii_letters, strict=False))
+    letters["..."] = "..."
+    left_c, weight_c, right_c = (
+        "".join(letters[n] for n in term) for term in (left, weight, right)
+    )
     return f"{left_c},{weight_c}->{right_c}"

@@ -1,12 +1,12 @@
-"""What the torch layers share: pattern tokens, the build-time check, reprs.
+"""What the torch layers share: the build-time check, reprs, the reduction type.
 
 Kept apart from :mod:`tensorops.layers.torch` so that the layer modules import it
-and not each other.
+and not each other. Patterns are read with the grammar of tensorops (text only,
+no tensors): the layers use the public API plus that one framework-free module.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -14,74 +14,68 @@ import torch
 from torch import nn
 
 import tensorops as tops
+from tensorops._grammar import Anon, Axis, Bracket, Dots, Group, parse_pattern
+
+__all__ = ["Reduction", "call_repr", "check_when_built", "probe_shape", "reduction_repr"]
 
 #: A reduction: ``"sum" "mean" "max" "min" "prod" "any" "all"`` or ``f(x, axes) -> tensor``.
 Reduction = str | Callable[[torch.Tensor, tuple[int, ...]], torch.Tensor]
 
-# Names, integers, "...", and parentheses. Only used on patterns the ops accept,
-# to build a probe input and EinMix's helper patterns; the ops do the validation.
-_TOKEN = re.compile(r"\.\.\.|[()]|[^\s().]+")
 
+def probe_shape(pattern: object, lengths: Mapping[str, Any]) -> tuple[int, ...]:
+    """A shape that fits the first term of `pattern`; axes of unknown length get length 1.
 
-def _dims(term: str) -> list[list[str]]:
-    """The dimensions of a term, each as its tokens (names, integers, ``...``)."""
-    dims: list[list[str]] = []
-    group: list[str] | None = None
-    for token in _TOKEN.findall(term):
-        if token == "(":
-            if group is None:
-                group = []
-        elif token == ")":
-            if group is not None:
-                dims.append(group)  # "()" is a unit axis: an empty group
-                group = None
-        elif group is not None:
-            group.append(token)
-        else:
-            dims.append([token])
-    if group is not None:
-        dims.append(group)
-    return dims
-
-
-def _probe_shape(pattern: object, lengths: Mapping[str, Any]) -> tuple[int, ...]:
-    """A shape that fits the left side of `pattern`; axes of unknown length get length 1."""
+    ``...`` stands for no axes. A pattern that does not parse gives ``()``: the op
+    called on the probe then reports the syntax error.
+    """
     if not isinstance(pattern, str):
         return ()
+    try:
+        term = parse_pattern(pattern).inputs[0]
+    except tops.TensorOpsError:
+        return ()
     shape = []
-    for dim in _dims(pattern.split("->")[0].split(",")[0]):
-        if dim == ["..."]:
-            continue  # "..." may stand for no axes at all
-        size = 1
-        for token in dim:
-            value = int(token) if token.isdigit() else lengths.get(token, 1)
-            size *= value if type(value) is int and value > 0 else 1
-        shape.append(size)
+    for element in term.elements:
+        for inner in element.elements if isinstance(element, Bracket) else (element,):
+            if isinstance(inner, Dots):
+                continue
+            size = 1
+            for item in inner.items if isinstance(inner, Group) else (inner,):
+                if isinstance(item, Anon):
+                    size *= item.length
+                elif isinstance(item, Axis):
+                    value = lengths.get(item.name, 1)
+                    size *= value if type(value) is int and value > 0 else 1
+            shape.append(size)
     return tuple(shape)
 
 
-def _check(layer: nn.Module, run: Callable[[torch.Tensor], object], pattern: object) -> None:
+def check_when_built(
+    layer: nn.Module, run: Callable[[torch.Tensor], object], pattern: object
+) -> None:
     """Run `run` on a meta tensor that fits `pattern`, so a bad layer fails when it is built.
 
     Meta tensors carry shapes but no data: the check allocates nothing and
-    registers the torch backend before any ``torch.compile``.
+    registers the torch backend before any ``torch.compile``. An error names the
+    layer, not the op it calls, and leaves out the probe's shape, which would only
+    confuse.
     """
     lengths: Mapping[str, Any] = getattr(layer, "lengths", {})
-    probe = torch.empty(_probe_shape(pattern, lengths), device="meta")
+    probe = torch.empty(probe_shape(pattern, lengths), device="meta")
     try:
         run(probe)
     except tops.TensorOpsError as error:
-        error.op = type(layer).__name__
-        error.inputs = ()  # the probe's shape would only confuse
-        raise error from None
+        raise error.with_context(op=type(layer).__name__, inputs=()) from None
 
 
-def _call_repr(layer: nn.Module, args: list[str], lengths: Mapping[str, Any]) -> str:
+def call_repr(layer: nn.Module, args: list[str], lengths: Mapping[str, Any]) -> str:
+    """``Name(arg, ..., axis=length, ...)``: the call that builds `layer` again."""
     shown = args + [f"{name}={value!r}" for name, value in lengths.items()]
     return f"{type(layer).__name__}({', '.join(shown)})"
 
 
-def _reduction_repr(reduction: object) -> str:
+def reduction_repr(reduction: object) -> str:
+    """A reduction as it is written in the call: a quoted name, or a function's name."""
     if isinstance(reduction, str):
         return repr(reduction)
     name = getattr(reduction, "__qualname__", None)

@@ -28,8 +28,14 @@ from torch import nn
 
 import tensorops as tops
 
+# relative: this directory is installed as tensorops.layers
 from ._einmix import EinMix
-from ._torch_common import Reduction, _call_repr, _check, _reduction_repr
+from ._torch_common import (
+    Reduction,
+    call_repr,
+    check_when_built,
+    reduction_repr,
+)
 
 __all__ = ["EinMix", "Rearrange", "Reduce", "Repeat"]
 
@@ -62,18 +68,18 @@ class Rearrange(nn.Module):
         torch.Size([2, 3, 5, 6, 7])
     """
 
-    def __init__(self, pattern: str, **lengths: int) -> None:
+    def __init__(self, pattern: str, /, **lengths: int) -> None:
         super().__init__()
         self.pattern = pattern
         self.lengths = lengths
-        _check(self, self.forward, pattern)
+        check_when_built(self, self.forward, pattern)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Rearrange `x` by the layer's pattern."""
         return tops.rearrange(x, self.pattern, **self.lengths)
 
     def __repr__(self) -> str:
-        return _call_repr(self, [repr(self.pattern)], self.lengths)
+        return call_repr(self, [repr(self.pattern)], self.lengths)
 
 
 class Reduce(nn.Module):
@@ -106,7 +112,7 @@ class Reduce(nn.Module):
         torch.Size([2])
     """
 
-    def __init__(self, pattern: str, reduction: Reduction, **lengths: int) -> None:
+    def __init__(self, pattern: str, reduction: Reduction, /, **lengths: int) -> None:
         super().__init__()
         self.pattern = pattern
         self.reduction = reduction
@@ -117,14 +123,14 @@ class Reduce(nn.Module):
         def run(x: torch.Tensor) -> torch.Tensor:
             return tops.reduce(x, pattern, probe_reduction, **lengths)
 
-        _check(self, run, pattern)
+        check_when_built(self, run, pattern)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Reduce `x` by the layer's pattern and reduction."""
         return tops.reduce(x, self.pattern, self.reduction, **self.lengths)
 
     def __repr__(self) -> str:
-        return _call_repr(self, [repr(self.pattern), _reduction_repr(self.reduction)], self.lengths)
+        return call_repr(self, [repr(self.pattern), reduction_repr(self.reduction)], self.lengths)
 
 
 class Repeat(nn.Module):
@@ -152,15 +158,15 @@ class Repeat(nn.Module):
         torch.Size([2, 4, 4, 3])
     """
 
-    def __init__(self, pattern: str, **lengths: int) -> None:
+    def __init__(self, pattern: str, /, **lengths: int) -> None:
         super().__init__()
         self.pattern = pattern
         self.lengths = lengths
-        _check(self, self.forward, pattern)
+        check_when_built(self, self.forward, pattern)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Repeat `x` by the layer's pattern."""
         return tops.repeat(x, self.pattern, **self.lengths)
 
     def __repr__(self) -> str:
-        return _call_repr(self, [repr(self.pattern)], self.lengths)
+        return call_repr(self, [repr(self.pattern)], self.lengths)

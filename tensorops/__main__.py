@@ -119,7 +119,12 @@ def _build_parser() -> _Parser:
         metavar="NAME=INT",
         help="an axis length (repeatable)",
     )
-    explain.add_argument("--op", choices=["rearrange", "reduce", "repeat", "einsum"])
+    explain.add_argument(
+        "--op",
+        choices=["rearrange", "reduce", "repeat", "einsum"],
+        help="the op to explain (default: einsum for equations such as 'ij,jk->ik', reduce "
+        "when --reduction is given, rearrange otherwise)",
+    )
     explain.add_argument(
         "--reduction", help="for reduce: sum mean max min prod any all (default: sum)"
     )
@@ -142,7 +147,12 @@ def _build_parser() -> _Parser:
         "bench", parents=[common], help="run the scripts in benchmarks/ and print their tables"
     )
     bench.add_argument("--quick", action="store_true", help="fewer repeats, smaller sizes")
-    bench.add_argument("--dir", type=Path, help="the benchmarks directory (default: found)")
+    bench.add_argument(
+        "--dir",
+        type=Path,
+        default=Path("benchmarks"),
+        help="the benchmarks directory of a source checkout (default: ./benchmarks)",
+    )
     return parser
 
 
@@ -174,37 +184,17 @@ def _run_path(args: argparse.Namespace) -> int:
                 ) from None
     if args.memory_limit is not None:
         options["memory_limit"] = args.memory_limit
-    einsum_path: Any = getattr(tops, "einsum_path", None)
-    if einsum_path is None:  # pragma: no cover - only in a partial installation
-        raise _UsageError("einsum_path is not available in this installation")
-    from tensorops._errors import TensorOpsError
-
-    try:
-        plan = einsum_path(args.equation, *args.shapes, **options)
-    except TensorOpsError as error:
-        error.inputs = tuple(f"shape={shape}" for shape in args.shapes)
-        raise
+    plan = tops.einsum_path(args.equation, *args.shapes, **options)
     print(str(plan).rstrip("\n"))
     return 0
 
 
-def find_benchmarks(start: Path | None = None) -> Path | None:
-    """The ``benchmarks/`` directory next to the package (a source tree) or under `start`."""
-    candidates = [Path(__file__).resolve().parent.parent / "benchmarks"]
-    candidates.append((start or Path.cwd()) / "benchmarks")
-    for candidate in candidates:
-        if candidate.is_dir() and any(candidate.glob("*.py")):
-            return candidate
-    return None
-
-
 def _run_bench(args: argparse.Namespace) -> int:
-    directory = args.dir if args.dir is not None else find_benchmarks()
-    if directory is None or not directory.is_dir():
-        where = f" in {args.dir}" if args.dir is not None else ""
+    directory = args.dir
+    if not directory.is_dir():
         print(
-            f"tensorops: error: no benchmarks directory found{where}; run from a source "
-            "checkout, or pass --dir",
+            f"tensorops: error: no benchmarks directory found in {directory}; run from a "
+            "source checkout, or pass --dir",
             file=sys.stderr,
         )
         return 2

@@ -87,10 +87,6 @@ def cache_info() -> dict[str, tuple[int, int, int | None, int]]:
         >>> all(maxsize is not None for _, _, maxsize, _ in info.values())
         True
     """
-    # The einsum stack is imported on first use; load it so that its caches are listed
-    # (empty) whether or not einsum has run yet.
-    import tensorops._einsum  # noqa: F401
-
     result: dict[str, tuple[int, int, int | None, int]] = {}
     for name, cache in _caches():
         hits, misses, maxsize, currsize = cache.cache_info()

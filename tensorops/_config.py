@@ -8,13 +8,13 @@ variable, so threads and tasks never see each other's overrides).
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
+import threading
 from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, NamedTuple
 
-from tensorops._errors import TensorOpsError
+from tensorops._errors import ArgumentError, unknown_option
+from tensorops._tracing import is_compiling
 
 __all__ = ["Config", "Settings", "config"]
 
@@ -38,19 +38,10 @@ _UNSET: Any = _Unset()
 #: The overrides of the enclosing ``with config(...)`` blocks: (strategy, memory_limit),
 #: each ``_UNSET`` when that block did not set it.
 _OVERRIDES: ContextVar[tuple[Any, Any] | None] = ContextVar("tensorops_config", default=None)
-
-
-_IS_COMPILING: list[Callable[[], bool]] = []
-
-
-def _is_compiling() -> bool:
-    """Whether torch.compile is tracing; it cannot trace a ContextVar (a graph break)."""
-    if not _IS_COMPILING:
-        torch = sys.modules.get("torch")
-        if torch is None:
-            return False  # without torch there is no compiler to trace us
-        _IS_COMPILING.append(torch.compiler.is_compiling)
-    return _IS_COMPILING[0]()
+#: How many ``with config(...)`` blocks are open in the whole process: while none is,
+#: the defaults are in effect everywhere and no context variable needs reading.
+_OPEN = [0]
+_OPEN_LOCK = threading.Lock()
 
 
 def check_strategy(strategy: Any) -> str:
@@ -59,10 +50,9 @@ def check_strategy(strategy: Any) -> str:
     from tensorops._einsum._paths import STRATEGIES
 
     if not isinstance(strategy, str) or strategy not in STRATEGIES:
-        raise TensorOpsError(
-            f"unknown einsum strategy {strategy!r}; valid strategies: {', '.join(STRATEGIES)}",
-            op="config",
-            hint="or pass an explicit path, e.g. strategy=[(0, 1), (0, 1)], to einsum",
+        hint = "or pass an explicit path, e.g. strategy=[(0, 1), (0, 1)], to einsum"
+        raise unknown_option("einsum strategy", strategy, STRATEGIES, hint=hint).with_context(
+            op="config"
         )
     return strategy
 
@@ -72,7 +62,7 @@ def check_memory_limit(memory_limit: Any, op: str | None = "config") -> int | No
     if memory_limit is None:
         return None
     if isinstance(memory_limit, bool) or not isinstance(memory_limit, int) or memory_limit < 1:
-        raise TensorOpsError(
+        raise ArgumentError(
             f"memory_limit must be a positive int (a number of elements) or None, got "
             f"{memory_limit!r}",
             op=op,
@@ -96,6 +86,8 @@ class _Override:
             strategy = outer[0] if strategy is _UNSET else strategy
             memory_limit = outer[1] if memory_limit is _UNSET else memory_limit
         self._token = _OVERRIDES.set((strategy, memory_limit))
+        with _OPEN_LOCK:
+            _OPEN[0] += 1
         return config
 
     def __exit__(
@@ -107,6 +99,8 @@ class _Override:
         assert self._token is not None
         _OVERRIDES.reset(self._token)
         self._token = None
+        with _OPEN_LOCK:
+            _OPEN[0] -= 1
 
 
 class Config:
@@ -140,7 +134,7 @@ class Config:
         Inside ``torch.compile``d code the process-wide defaults are used: the
         compiler cannot read context variables.
         """
-        if _is_compiling():
+        if not _OPEN[0] or is_compiling():
             return self._default
         overrides = _OVERRIDES.get()
         if overrides is None:

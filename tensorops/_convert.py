@@ -25,9 +25,15 @@ from typing import Any, Literal, overload
 import numpy as np
 import numpy.typing as npt
 
-from ._backends import ArrayApiBackend, backend_for_namespace, get_backend, import_torch
-from ._backends._base import Backend
-from ._errors import TensorOpsError, add_context
+from tensorops._backends import ArrayApiBackend, backend_for_namespace, get_backend, import_torch
+from tensorops._errors import (
+    ArgumentError,
+    BackendError,
+    TensorOpsError,
+    describe_inputs,
+)
+from tensorops._tracing import raise_error
+from tensorops._types import Backend
 
 __all__ = ["asnumpy", "convert"]
 
@@ -75,7 +81,7 @@ def asnumpy(x: Any) -> npt.NDArray[Any]:
     try:
         result: npt.NDArray[Any] = get_backend(x).to_numpy(x)
     except TensorOpsError as error:
-        raise add_context(error, "asnumpy", inputs=(x,)) from None
+        raise_error(error.with_context(op="asnumpy", inputs=describe_inputs([x])))
     return result
 
 
@@ -131,9 +137,7 @@ def convert(x: Any, target: str | ModuleType | Any, device: Any = None) -> Any:
         source = get_backend(x)
         if kind == "numpy":
             if device is not None and str(device) != "cpu":
-                raise TensorOpsError(
-                    f"numpy arrays live on the cpu; cannot place one on {device!r}"
-                )
+                raise ArgumentError(f"numpy arrays live on the cpu; cannot place one on {device!r}")
             return source.to_numpy(x)
         if kind == "torch":
             return _to_torch(x, source, device)
@@ -141,7 +145,7 @@ def convert(x: Any, target: str | ModuleType | Any, device: Any = None) -> Any:
             return _to_dask(x, source, xp, device)
         return _to_namespace(x, source, xp, device)
     except TensorOpsError as error:
-        raise add_context(error, "convert", inputs=(x,)) from None
+        raise_error(error.with_context(op="convert", inputs=describe_inputs([x])))
 
 
 def _resolve_target(target: Any) -> tuple[str, Any]:
@@ -155,9 +159,7 @@ def _resolve_target(target: Any) -> tuple[str, Any]:
             hint = f"did you mean {suggestion!r}?"
         elif suggestion is not None:
             hint = f"pass the namespace module itself: import {suggestion}"
-        raise TensorOpsError(
-            f"unknown conversion target {target!r}: expected {_TARGETS}", hint=hint
-        )
+        raise ArgumentError(f"unknown conversion target {target!r}: expected {_TARGETS}", hint=hint)
     name = getattr(target, "__name__", None)
     if name in _NUMPY_NAMES:
         return "numpy", None
@@ -170,7 +172,7 @@ def _resolve_target(target: Any) -> tuple[str, Any]:
     if isinstance(name, str) and callable(getattr(target, "asarray", None)):
         return "namespace", target
     hint = "pass jax.numpy, not jax" if name == "jax" else None
-    raise TensorOpsError(
+    raise ArgumentError(
         f"unknown conversion target {_describe(target)}: expected {_TARGETS}", hint=hint
     )
 
@@ -188,7 +190,7 @@ def _to_torch(x: Any, source: Backend, device: Any) -> Any:
         result = x
     elif source.name == "numpy":
         result = _numpy_to_torch(torch, x)
-    elif isinstance(source, ArrayApiBackend) and not source._is_dask:
+    elif isinstance(source, ArrayApiBackend) and not source.is_dask:
         try:
             result = torch.from_dlpack(x)  # zero-copy; keeps the producer's device
         except Exception:  # producers raise their own types for "cannot export"
@@ -201,13 +203,13 @@ def _to_torch(x: Any, source: Backend, device: Any) -> Any:
         return result.to(device)
     except (RuntimeError, ValueError, TypeError, AssertionError) as error:
         # AssertionError: torch's message when it was built without CUDA.
-        raise TensorOpsError(f"cannot move a torch tensor to device {device!r}: {error}") from None
+        raise BackendError(f"cannot move a torch tensor to device {device!r}: {error}") from None
 
 
 def _numpy_to_torch(torch: Any, a: Any) -> Any:
     a = np.asarray(a)  # a NumPy scalar becomes a fresh 0-d array
     if (a.dtype.kind, a.dtype.itemsize) not in _TORCH_DTYPES:
-        raise TensorOpsError(
+        raise BackendError(
             f"cannot convert a numpy array of dtype {a.dtype} to torch: torch has no such dtype",
             hint="torch holds bool, int8-int64, uint8-uint64, float16-float64, "
             "complex64 and complex128",
@@ -230,7 +232,7 @@ def _plain_tensor(t: Any) -> Any:
 
 
 def _to_dask(x: Any, source: Backend, dask_xp: Any, device: Any) -> Any:
-    if isinstance(source, ArrayApiBackend) and source._is_dask:
+    if isinstance(source, ArrayApiBackend) and source.is_dask:
         result = x
     else:
         import dask.array as da
@@ -249,7 +251,7 @@ def _to_namespace(x: Any, source: Backend, xp: Any, device: Any) -> Any:
         host = np.asarray(x)
         if not host.dtype.isnative:
             host = host.astype(host.dtype.newbyteorder("="))
-    elif isinstance(source, ArrayApiBackend) and source._is_dask:
+    elif isinstance(source, ArrayApiBackend) and source.is_dask:
         host = source.to_numpy(x)
     else:
         host = x
@@ -274,6 +276,6 @@ def _move(x: Any, xp: Any, device: Any) -> Any:
         return array_api_compat.to_device(x, device)
     except (RuntimeError, ValueError, TypeError) as error:
         namespace = backend_for_namespace(xp).namespace
-        raise TensorOpsError(
+        raise BackendError(
             f"cannot move an array of {namespace} to device {device!r}: {error}"
         ) from None

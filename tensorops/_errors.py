@@ -1,4 +1,4 @@
-r"""The error tree of tensorops and the one place that formats error messages.
+r"""The error tree of tensorops, and the one place that builds and formats error messages.
 
 ```
 ValueError   RuntimeError
@@ -6,7 +6,9 @@ ValueError   RuntimeError
     TensorOpsError
      |-- PatternError      the pattern text itself is malformed (syntax, unknown element)
      |-- ShapeError        the pattern does not fit the shapes / axis lengths given
-     `-- BackendError      the input's type is not supported (also a TypeError)
+     |-- ArgumentError     an argument of the wrong type or an unknown option (also a TypeError)
+     `-- BackendError      the array family cannot do it: unsupported type, refused dtype
+                           (also a TypeError)
 ```
 
 `TensorOpsError` derives from both `ValueError` and `RuntimeError`, so code that
@@ -14,33 +16,54 @@ catches numpy's errors (ValueError), torch's (RuntimeError) or einops'
 (`EinopsError` is a RuntimeError) keeps working.
 
 The lowest layer raises with structured fields (reason, span, hint); the public
-function adds the op, the pattern, the shapes and the axis lengths through
-:func:`add_context`, and re-raises ``from None``. Only :meth:`TensorOpsError.__str__`
-turns the fields into text, so every message has the same layout::
+function adds the op, the pattern, the inputs and the axis lengths with
+:meth:`TensorOpsError.with_context`, the one way to add context, and re-raises
+``from None``. Only :meth:`TensorOpsError.__str__` turns the fields into text, so
+every message has the same layout::
 
     rearrange: cannot split axis of length 30 into (h h2) with h2=4: 30 is not divisible by 4
       pattern: "b (h h2) w -> b h h2 w"
                   ^^^^^^
-      input:   shape=(8, 30, 40)
+      input:   shape=(8, 30, 40) dtype=float32 backend=numpy
       lengths: h2=4
       hint:    pass h=... instead, or check the input shape
+
+A message that several places raise (a pattern that is not a str, an unknown
+option, a bad axis length) is built by one function below, so the same mistake
+reads the same whichever op the user called.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 __all__ = [
+    "FRAMEWORK_ERRORS",
+    "ArgumentError",
     "BackendError",
     "PatternError",
     "ShapeError",
+    "Span",
     "TensorOpsError",
-    "add_context",
+    "bad_length",
     "describe_input",
+    "describe_inputs",
+    "not_a_pattern",
+    "unknown_option",
 ]
 
 Span = tuple[int, int]
+
+#: What an array library raises for input it refuses (a dtype without an order, an empty
+#: axis to take the max of, a failing reduction callable): caught around framework calls
+#: and reported as a :class:`BackendError` with the call's context.
+FRAMEWORK_ERRORS = (ValueError, RuntimeError, TypeError, IndexError, ArithmeticError)
+
+#: How many inputs a message describes before it says "... and N more".
+SHOWN_INPUTS = 4
+
+_ErrorT = TypeVar("_ErrorT", bound="TensorOpsError")
 
 
 class TensorOpsError(ValueError, RuntimeError):
@@ -79,7 +102,10 @@ class TensorOpsError(ValueError, RuntimeError):
         lengths: Mapping[str, Any] | None = None,
         hint: str | None = None,
     ) -> None:
-        super().__init__(reason)
+        # `args` is all the base initializers would set. They are not called because
+        # torch.compile cannot trace them on a class with two exception bases, and an
+        # error raised while it traces must be constructible there.
+        self.args = (reason,)
         self.reason = reason
         self.op = op
         self.pattern = pattern
@@ -87,6 +113,46 @@ class TensorOpsError(ValueError, RuntimeError):
         self.inputs = tuple(inputs)
         self.lengths = dict(lengths) if lengths else {}
         self.hint = hint
+
+    def with_context(
+        self: _ErrorT,
+        *,
+        op: str | None = None,
+        pattern: str | None = None,
+        inputs: Sequence[str] | None = None,
+        lengths: Mapping[str, Any] | None = None,
+    ) -> _ErrorT:
+        """Set what the caller knows and the raiser did not; returns the error itself.
+
+        Each field given replaces the one the error holds: the public function
+        sets the op, the pattern, the inputs and the lengths of the call, and a
+        layer names itself as the op. ``raise error.with_context(op="rearrange")``.
+
+        Args:
+            op: the op or layer the user called.
+            pattern: the pattern text of the call.
+            inputs: one description per input (see :func:`describe_inputs`).
+            lengths: the axis lengths of the call.
+
+        Returns:
+            This error.
+
+        Examples:
+            >>> import tensorops as tops
+            >>> error = tops.ShapeError("too short").with_context(op="repeat", lengths={"c": 3})
+            >>> print(error)
+            repeat: too short
+              lengths: c=3
+        """
+        if op is not None:
+            self.op = op
+        if pattern is not None:
+            self.pattern = pattern
+        if inputs is not None:
+            self.inputs = tuple(inputs)
+        if lengths is not None:
+            self.lengths = dict(lengths)
+        return self
 
     def __str__(self) -> str:
         head = f"{self.op}: {self.reason}" if self.op else self.reason
@@ -102,10 +168,9 @@ class TensorOpsError(ValueError, RuntimeError):
         if len(self.inputs) == 1:
             lines.append(f"  input:   {self.inputs[0]}")
         else:
-            for i, text in enumerate(self.inputs):
-                lines.append(f"  input {i}: {text}")
+            lines.extend(f"  input {i}: {text}" for i, text in enumerate(self.inputs))
         if self.lengths:
-            shown = " ".join(f"{k}={v}" for k, v in self.lengths.items())
+            shown = " ".join(f"{k}={_short(v)}" for k, v in self.lengths.items())
             lines.append(f"  lengths: {shown}")
         if self.hint:
             lines.append(f"  hint:    {self.hint}")
@@ -154,8 +219,23 @@ class ShapeError(TensorOpsError):
     """
 
 
+class ArgumentError(TensorOpsError, TypeError):
+    """An argument of the wrong type, or an option tensorops does not know (also a `TypeError`).
+
+    Examples:
+        >>> import numpy as np, tensorops as tops
+        >>> try:
+        ...     tops.reduce(np.zeros(3), "a ->", "median")
+        ... except tops.ArgumentError as e:
+        ...     print(e.reason)  # doctest: +ELLIPSIS
+        unknown reduction 'median'; valid: sum, mean, ...
+    """
+
+
 class BackendError(TensorOpsError, TypeError):
-    """The input's type is not an array tensorops can work with (also a `TypeError`).
+    """The array family cannot do it: an unsupported input type, or a step it refuses.
+
+    Also a `TypeError`, as the frameworks raise for arrays they cannot take.
 
     Examples:
         >>> import tensorops as tops
@@ -167,10 +247,24 @@ class BackendError(TensorOpsError, TypeError):
     """
 
 
+def _short(value: Any) -> str:
+    """A value for a message: never an array's contents, never a wall of text."""
+    shape = getattr(value, "shape", None)
+    if shape is not None and not isinstance(value, (int, float, complex, str)):
+        return f"<{type(value).__name__} of shape {tuple(shape)}>"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def describe_input(x: Any) -> str:
-    """One line about an input for error messages: shape, dtype and family, never its values."""
+    """One line about an input for error messages: shape, dtype and family, never its values.
+
+    A tuple of integers is taken as a shape (``einsum_path`` and ``explain`` take shapes).
+    """
     shape = getattr(x, "shape", None)
     if shape is None:
+        if isinstance(x, tuple) and all(isinstance(d, int) for d in x):
+            return f"shape={x}"
         if isinstance(x, (list, tuple)):
             return f"{type(x).__name__} of {len(x)}"
         return f"type={type(x).__name__}"
@@ -186,20 +280,43 @@ def describe_input(x: Any) -> str:
     return text + f" backend={module}"
 
 
-def add_context(
-    error: TensorOpsError,
-    op: str,
-    pattern: str | None = None,
-    inputs: Sequence[Any] = (),
-    lengths: Mapping[str, Any] | None = None,
-) -> TensorOpsError:
-    """Fill in what the public function knows and the lower layer did not; returns `error`."""
-    if error.op is None:
-        error.op = op
-    if error.pattern is None and pattern is not None:
-        error.pattern = pattern
-    if not error.inputs and inputs:
-        error.inputs = tuple(describe_input(x) for x in inputs)
-    if not error.lengths and lengths:
-        error.lengths = dict(lengths)
-    return error
+def describe_inputs(inputs: Iterable[Any]) -> tuple[str, ...]:
+    """:func:`describe_input` of each input; past a few, one line says how many more there are."""
+    items = list(inputs)
+    lines = [describe_input(x) for x in items[:SHOWN_INPUTS]]
+    if len(items) > SHOWN_INPUTS:
+        lines.append(f"... and {len(items) - SHOWN_INPUTS} more")
+    return tuple(lines)
+
+
+def not_a_pattern(value: Any, example: str) -> ArgumentError:
+    """The error for a pattern that is not a str (often arguments in the wrong order)."""
+    return ArgumentError(
+        f"the pattern must be a str, got {type(value).__name__}",
+        hint=f"the array comes first, then the pattern: {example}",
+    )
+
+
+def unknown_option(
+    what: str, value: Any, valid: Iterable[str], extra: str = "", hint: str | None = None
+) -> ArgumentError:
+    """The error for a choice outside a fixed set: it lists the valid choices.
+
+    Args:
+        what: what was chosen, e.g. ``"reduction"``.
+        value: what the user gave.
+        valid: the names that are accepted.
+        extra: more accepted forms, e.g. ``"or a callable f(x, axes)"``.
+        hint: a suggestion beyond the list.
+    """
+    shown = repr(value) if isinstance(value, str) else _short(value)
+    listed = ", ".join(valid) + (f", {extra}" if extra else "")
+    return ArgumentError(f"unknown {what} {shown}; valid: {listed}", hint=hint)
+
+
+def bad_length(name: str, value: Any, problem: str) -> ShapeError:
+    """The error for an axis length that is not a non-negative integer."""
+    return ShapeError(
+        f"axis length {name}={_short(value)} {problem}",
+        hint="axis lengths are non-negative integers, e.g. h=4",
+    )

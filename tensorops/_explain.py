@@ -1,33 +1,25 @@
-"""Readable plans: the framework calls an op would make, with the shape after each one.
-
-:func:`explain` binds the same cached recipe the ops run (``tensorops._plan``)
-and prints it as a table, one row per framework call::
-
-    rearrange "b c (h w) -> b h w c" on (2, 3, 64) with h=8
-      input              (2, 3, 64)     b c (h w)
-      reshape            (2, 3, 8, 8)   b c h w
-      permute (0,2,3,1)  (2, 8, 8, 3)   b h w c
-      output             (2, 8, 8, 3)   b h w c
-
-For an einsum equation it prints the contraction plan of
-:func:`tensorops.einsum_path` instead. No array is created: only shapes are used.
-"""
-
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tensorops._backends._base import REDUCTIONS
-from tensorops._errors import TensorOpsError, add_context
-from tensorops._grammar import Anon, Axis, Element, Group, Term
-from tensorops._grammar import Ellipsis as EllipsisElement
-from tensorops._plan import Recipe, bind_recipe, check_pattern
+from tensorops._axes import DOTS_PREFIX, Dim, count_dots, term_dims
+from tensorops._einsum._api import einsum_settings
+from tensorops._einsum._compile import ContractionPlan, plan_einsum_cached
+from tensorops._errors import (
+    ArgumentError,
+    TensorOpsError,
+    not_a_pattern,
+    unknown_option,
+)
+from tensorops._grammar import Term, is_spaced, parse_pattern
+from tensorops._plan import PATTERN_OPS, Recipe, check_pattern, plan_recipe
+from tensorops._tracing import raise_error
+from tensorops._types import REDUCTIONS
 
 __all__ = ["explain"]
 
-_PATTERN_OPS = ("rearrange", "reduce", "repeat")
-_OPS = (*_PATTERN_OPS, "einsum")
+_OPS = (*PATTERN_OPS, "einsum")
 
 Shape = tuple[int, ...]
 
@@ -79,108 +71,156 @@ def explain(
           max over axes (3,5)  (8, 3, 2, 2)         b c h w
           output               (8, 3, 2, 2)         b c h w
     """
-    if not isinstance(pattern, str):
-        raise TensorOpsError(
-            f"the pattern must be a str, got {type(pattern).__name__}", op="explain"
-        )
-    chosen = _choose_op(pattern, op, reduction)
-    if chosen == "reduce":
-        reduction_name = _reduction_name(reduction, pattern)
-    elif reduction is not None:
-        raise TensorOpsError(
-            f"reduction={_describe(reduction)} is given but {chosen} does not reduce",
-            op=chosen,
-            pattern=pattern,
-            hint="pass op='reduce', or leave the reduction out",
-        )
-    else:
-        reduction_name = ""
-    if chosen == "einsum":
-        return _explain_einsum(pattern, shape, lengths)
-    single = _as_shape(shape, chosen, pattern)
+    chosen = "explain"
     try:
-        recipe = bind_recipe(chosen, pattern, single, tuple(lengths.items()))
+        if not isinstance(pattern, str):
+            raise not_a_pattern(pattern, "explain('a b -> b a', (2, 3))")
+        chosen = _choose_op(pattern, op, reduction)
+        reduction_name = _reduction_name(chosen, reduction)
+        if chosen == "einsum":
+            return _explain_einsum(pattern, shape, lengths)
+        single = _as_shape(shape)
+        recipe = plan_recipe(chosen, pattern, single, tuple(lengths.items()))
+        return _render(chosen, pattern, single, recipe, reduction_name, lengths)
     except TensorOpsError as error:
-        if not error.inputs:
-            error.inputs = (f"shape={single}",)
-        raise add_context(error, chosen, pattern, (), lengths) from None
-    return _render(chosen, pattern, single, recipe, reduction_name, lengths)
+        raise_error(_in_context(error, chosen, pattern, shape, lengths))
+
+
+def _in_context(
+    error: TensorOpsError, op: str, pattern: Any, shape: Any, lengths: Any
+) -> TensorOpsError:
+    """`error` as the op being explained would raise it, with shapes for inputs."""
+    if not error.inputs:
+        shapes = _shapes_or_none(shape)
+        error.inputs = tuple(f"shape={s}" for s in shapes) if shapes else ()
+    hint = error.hint
+    if error.reason.startswith("axis '") and error.reason.endswith("missing on the right"):
+        hint = "to reduce it, pass op='reduce' (tensorops explain --op reduce)"
+    elif error.reason.startswith("axis '") and error.reason.endswith("missing on the left"):
+        hint = "to add it, pass op='repeat' (tensorops explain --op repeat)"
+    error.hint = hint if op == "rearrange" else error.hint
+    pattern_text = pattern if isinstance(pattern, str) else None
+    return error.with_context(op=op, pattern=pattern_text, lengths=lengths)
 
 
 def _choose_op(pattern: str, op: str | None, reduction: object) -> str:
+    """The op to explain: `op` if given, else read from the pattern (see :func:`explain`)."""
     if op is not None:
         if op not in _OPS:
-            raise TensorOpsError(
-                f"unknown op {op!r}; valid: {', '.join(_OPS)}", op="explain", pattern=pattern
-            )
+            raise unknown_option("op", op, _OPS)
         return op
-    if "," in pattern or "->" not in pattern or _is_compact(pattern):
+    parsed = parse_pattern(pattern)
+    several = len(parsed.inputs) > 1 or parsed.outputs is None or len(parsed.outputs) > 1
+    if several or _is_compact(parsed.inputs[0], parsed.outputs, pattern):
         return "einsum"
     return "reduce" if reduction is not None else "rearrange"
 
 
-def _is_compact(pattern: str) -> bool:
-    """True for numpy-style equations such as ``"ij->ji"`` or ``"...ij->...ji"``."""
-    sides = [side.strip() for side in pattern.split("->")]
-    if any(" " in side or "(" in side or ")" in side for side in sides):
+def _is_compact(term: Term, outputs: Any, pattern: str) -> bool:
+    """An equation in numpy's letters (``"ij->ji"``): not spaced, and a word of two letters."""
+    if is_spaced(parse_pattern(pattern)):
         return False
-    return any(len(side.replace("...", "")) > 1 for side in sides)
+    terms = (term, *(outputs or ()))
+    return any(
+        len(pattern[element.span[0] : element.span[1]]) > 1
+        for t in terms
+        for element in t.elements
+        if pattern[element.span[0] : element.span[1]] != "..."
+    )
 
 
-def _as_shape(shape: Any, op: str, pattern: str) -> Shape:
-    items: tuple[Any, ...] | None
-    try:
-        items = tuple(shape)
-    except TypeError:
-        items = None
-    if items is None or not all(_is_size(item) for item in items):
-        raise TensorOpsError(
-            f"the shape must be a tuple of non-negative integers, got {shape!r}",
-            op=op,
-            pattern=pattern,
-            hint="e.g. explain('a b -> b a', (2, 3))",
-        )
-    return tuple(int(item) for item in items)
+def _reduction_name(op: str, reduction: object) -> str:
+    """The name the table gives the reduction; checks it fits the op."""
+    if op != "reduce":
+        if reduction is not None:
+            shown = repr(reduction) if isinstance(reduction, str) else _name_of(reduction)
+            raise ArgumentError(
+                f"reduction={shown} is given but {op} does not reduce",
+                hint="pass op='reduce', or leave the reduction out",
+            )
+        return ""
+    if reduction is None:
+        return "sum"
+    if isinstance(reduction, str) and reduction in REDUCTIONS:
+        return reduction
+    if callable(reduction) and not isinstance(reduction, str):
+        return _name_of(reduction)
+    raise unknown_option("reduction", reduction, REDUCTIONS, "or a callable f(x, axes)")
+
+
+def _name_of(value: object) -> str:
+    return str(getattr(value, "__name__", "callable"))
 
 
 def _is_size(value: object) -> bool:
     return not isinstance(value, bool) and hasattr(value, "__index__") and value.__index__() >= 0
 
 
-def _reduction_name(reduction: object, pattern: str) -> str:
-    if reduction is None:
-        return "sum"
-    if isinstance(reduction, str) and reduction in REDUCTIONS:
-        return reduction
-    if callable(reduction) and not isinstance(reduction, str):
-        return getattr(reduction, "__name__", "callable")
-    raise TensorOpsError(
-        f"unknown reduction {reduction!r}; valid: {', '.join(REDUCTIONS)}, or a callable "
-        "f(x, axes)",
-        op="reduce",
-        pattern=pattern,
-    )
+def _shapes_or_none(shape: Any) -> list[Shape] | None:
+    """`shape` as a list of shapes (one or several), or None if it is neither."""
+    try:
+        items = list(shape)
+    except TypeError:
+        return None
+    if all(_is_size(item) for item in items):
+        return [tuple(int(item) for item in items)]
+    shapes = []
+    for item in items:
+        try:
+            dims = list(item)
+        except TypeError:
+            return None
+        if not all(_is_size(d) for d in dims):
+            return None
+        shapes.append(tuple(int(d) for d in dims))
+    return shapes
 
 
-def _describe(value: object) -> str:
-    return repr(value) if isinstance(value, str) else getattr(value, "__name__", repr(value))
+def _as_shape(shape: Any) -> Shape:
+    shapes = _shapes_or_none(shape)
+    if shapes is None or len(shapes) != 1 or isinstance(shape, str):
+        raise ArgumentError(
+            f"the shape must be a tuple of non-negative integers, got {shape!r}",
+            hint="e.g. explain('a b -> b a', (2, 3))",
+        )
+    return shapes[0]
+
+
+def _label(name: str, literal: int | None) -> str:
+    """How a table shows an elementary axis: its name, its length if anonymous."""
+    if literal is not None:
+        return str(literal)
+    if name.startswith(DOTS_PREFIX):
+        return f"...[{name[len(DOTS_PREFIX) :]}]"
+    return name
+
+
+def _axis_labels(dims: Sequence[Dim]) -> list[str]:
+    return [_label(slot.name or "_", slot.length) for dim in dims for slot in dim.slots]
+
+
+def _dim_labels(pattern: str, dims: Sequence[Dim]) -> str:
+    """One label per dimension: its source text, ``...`` spelled out per axis."""
+    labels = []
+    for dim in dims:
+        text = pattern[dim.span[0] : dim.span[1]]
+        if "..." in text:
+            inner = " ".join(_axis_labels([dim]))
+            text = f"({inner})" if text.startswith("(") else inner
+        labels.append(text)
+    return " ".join(labels)
 
 
 def _render(
-    op: str,
-    pattern: str,
-    shape: Shape,
-    recipe: Recipe,
-    reduction: str,
-    lengths: dict[str, int],
+    op: str, pattern: str, shape: Shape, recipe: Recipe, reduction: str, lengths: dict[str, int]
 ) -> str:
     parsed = check_pattern(op, pattern)
     assert parsed.outputs is not None
     left, right = parsed.inputs[0], parsed.outputs[0]
-    n_ellipsis = len(shape) - sum(not isinstance(e, EllipsisElement) for e in left.elements)
-    in_axes = _axis_labels(left, n_ellipsis)
-    out_axes = _axis_labels(right, n_ellipsis)
-    rows: list[tuple[str, Shape, str]] = [("input", shape, _dim_labels(pattern, left, n_ellipsis))]
+    dots = count_dots(pattern, left, len(shape))
+    in_dims, out_dims = term_dims(left, dots), term_dims(right, dots)
+    in_axes, out_axes = _axis_labels(in_dims), _axis_labels(out_dims)
+    rows: list[tuple[str, Shape, str]] = [("input", shape, _dim_labels(pattern, in_dims))]
     current = tuple(recipe.init_shape) if recipe.init_shape is not None else shape
     if recipe.init_shape is not None:
         rows.append(("reshape", current, " ".join(in_axes)))
@@ -202,8 +242,7 @@ def _render(
         rows.append(("reshape", tuple(recipe.insert_shape), " ".join(inserted)))
         current = tuple(recipe.expand_shape)
         rows.append(("expand (no copy)", current, " ".join(out_axes)))
-        axes = list(out_axes)
-    out_labels = _dim_labels(pattern, right, n_ellipsis)
+    out_labels = _dim_labels(pattern, out_dims)
     if recipe.final_shape is not None:
         current = tuple(recipe.final_shape)
         rows.append(("reshape", current, out_labels))
@@ -227,69 +266,14 @@ def _table(rows: list[tuple[str, Shape, str]]) -> str:
     return "\n".join(lines)
 
 
-def _items(element: Element) -> tuple[Element, ...]:
-    return element.items if isinstance(element, Group) else (element,)
-
-
-def _axis_labels(term: Term, n_ellipsis: int) -> list[str]:
-    """The elementary axes of `term` in order, as the recipe sees them (unit axes dropped)."""
-    labels: list[str] = []
-    for element in term.elements:
-        for item in _items(element):
-            if isinstance(item, Axis):
-                labels.append(item.name)
-            elif isinstance(item, Anon) and item.length != 1:
-                labels.append(str(item.length))
-            elif isinstance(item, EllipsisElement):
-                labels.extend(f"...[{i}]" for i in range(n_ellipsis))
-    return labels
-
-
-def _dim_labels(pattern: str, term: Term, n_ellipsis: int) -> str:
-    """One label per dimension of `term`: its source text, ``...`` spelled out per axis."""
-    labels: list[str] = []
-    for element in term.elements:
-        if isinstance(element, EllipsisElement):
-            labels.extend(f"...[{i}]" for i in range(n_ellipsis))
-        elif isinstance(element, Group) and any(
-            isinstance(i, EllipsisElement) for i in element.items
-        ):
-            inner = " ".join(_axis_labels(Term((element,), element.span), n_ellipsis))
-            labels.append(f"({inner})")
-        else:
-            labels.append(pattern[element.span[0] : element.span[1]])
-    return " ".join(labels)
-
-
-def _explain_einsum(equation: str, shapes: object, lengths: dict[str, int]) -> str:
-    operands = _as_shapes(shapes, equation)
-    import tensorops  # lazily: the einsum planner is only needed here
-
-    einsum_path: Any = getattr(tensorops, "einsum_path", None)
-    if einsum_path is None:  # pragma: no cover - only in a partial installation
-        raise TensorOpsError("einsum_path is not available", op="einsum", pattern=equation)
-    try:
-        plan = einsum_path(equation, *operands, **lengths)
-    except TensorOpsError as error:
-        error.inputs = tuple(f"shape={shape}" for shape in operands)  # shapes, not arrays
-        raise
-    title = f'einsum "{equation}" on ' + ", ".join(str(s) for s in operands)
-    return title + "\n" + str(plan).rstrip("\n")
-
-
-def _as_shapes(shapes: Any, equation: str) -> list[Shape]:
-    items: list[Any] | None
-    try:
-        items = list(shapes)
-    except TypeError:
-        items = None
-    if items is not None and items and all(_is_size(item) for item in items):
-        return [tuple(int(item) for item in items)]  # one operand given as a bare shape
-    if items is None or not items:
-        raise TensorOpsError(
-            f"einsum needs one shape per operand, got {shapes!r}",
-            op="einsum",
-            pattern=equation,
+def _explain_einsum(equation: str, shape: Any, lengths: dict[str, int]) -> str:
+    shapes = _shapes_or_none(shape)
+    if not shapes or isinstance(shape, str) or not list(shape):
+        raise ArgumentError(
+            f"einsum needs one shape per operand, got {shape!r}",
             hint="e.g. explain('ij,jk->ik', [(2, 3), (3, 4)])",
         )
-    return [_as_shape(item, "einsum", equation) for item in items]
+    settings = einsum_settings(None, None)
+    plan = plan_einsum_cached(equation, tuple(shapes), tuple(lengths.items()), None, *settings)
+    title = f'einsum "{equation}" on ' + ", ".join(str(s) for s in shapes)
+    return title + "\n" + str(ContractionPlan(plan, tuple(shapes))).rstrip("\n")

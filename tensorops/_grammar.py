@@ -1,4 +1,4 @@
-"""Pattern text -> an immutable tree with source spans.
+"""Pattern text -> an immutable tree with source spans, and the rules that read only text.
 
 One parser serves every op::
 
@@ -6,20 +6,31 @@ One parser serves every op::
     operands  := term { "," term }
     term      := { element }
     element   := NAME | INTEGER | "..." | "(" { NAME | INTEGER | "..." } ")" | "_" | "*"
+               | "[" { NAME | INTEGER | "..." | "(" ... ")" } "]"
 
 This module knows nothing of tensors or shapes: which elements an op accepts,
-and what they mean, is decided by the plan. Every node keeps the ``(start, end)``
+and what they mean, is decided by the op. Every node keeps the ``(start, end)``
 character span it came from so errors can put a caret under the fault.
 
+Two rules that depend on the text alone live here too, so every op reads a
+pattern the same way:
+
+* :func:`check_names`: an axis name is an identifier that neither starts nor ends
+  with ``_`` (a lone ``_`` is a skipped axis), as einops has it;
+* :func:`is_spaced`: whether an einsum equation is written with spaced names
+  (``"b h i d, b h j d -> b h i j"``) rather than compact letters (``"ij,jk->ik"``).
+
 The nodes are named tuples: immutable, hashable, safe to share between threads,
-and about ten times cheaper to define at import than frozen dataclasses. Being
-tuples, two nodes of different kinds with equal fields (``Skip(span)`` and
-``Star(span)``) compare equal: tell the kinds apart with ``isinstance``.
+and cheap to define at import. Being tuples, two nodes of different kinds with
+equal fields (``Skip(span)`` and ``Star(span)``) compare equal: tell the kinds
+apart with ``isinstance``.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from tensorops._errors import PatternError, Span
@@ -27,19 +38,24 @@ from tensorops._errors import PatternError, Span
 __all__ = [
     "Anon",
     "Axis",
+    "Bracket",
+    "Dots",
     "Element",
-    "Ellipsis",
     "Group",
+    "Item",
     "Pattern",
     "Skip",
     "Star",
     "Term",
+    "check_names",
+    "is_spaced",
+    "items_of",
     "parse_pattern",
 ]
 
 
 class Axis(NamedTuple):
-    """A named axis such as ``b`` or ``height``."""
+    """A named axis such as ``b`` or ``height`` (in compact einsum notation, a run of letters)."""
 
     name: str
     span: Span
@@ -52,7 +68,7 @@ class Anon(NamedTuple):
     span: Span
 
 
-class Ellipsis(NamedTuple):  # noqa: A001 - the grammar's node for '...'
+class Dots(NamedTuple):
     """``...``: any number of axes."""
 
     span: Span
@@ -70,17 +86,23 @@ class Star(NamedTuple):
     span: Span
 
 
-GroupItem = Axis | Anon | Ellipsis
-
-
 class Group(NamedTuple):
     """``( ... )``: axes composed into one dimension; ``()`` is a unit axis."""
 
-    items: tuple[GroupItem, ...]
+    items: tuple[Axis | Anon | Dots, ...]
     span: Span
 
 
-Element = Axis | Anon | Ellipsis | Group | Skip | Star
+class Bracket(NamedTuple):
+    """``[ ... ]``: the axes an op works along (softmax, get_at, ...), each a dimension."""
+
+    elements: tuple[Axis | Anon | Dots | Group, ...]
+    span: Span
+
+
+#: What an element holds when its compositions are opened: the elementary items.
+Item = Axis | Anon | Dots | Skip | Star
+Element = Axis | Anon | Dots | Group | Skip | Star | Bracket
 
 
 class Term(NamedTuple):
@@ -99,17 +121,30 @@ class Pattern(NamedTuple):
     arrow: Span | None
 
 
+def items_of(term: Term) -> Iterator[tuple[Element, Item]]:
+    """Each elementary item of `term` with the top-level element it belongs to.
+
+    Brackets and groups are opened: ``"a [(b c)]"`` gives ``a``, ``b``, ``c``.
+    """
+    for element in term.elements:
+        for inner in element.elements if isinstance(element, Bracket) else (element,):
+            for item in inner.items if isinstance(inner, Group) else (inner,):
+                yield element, item
+
+
 class _Token(NamedTuple):
-    kind: str  # "name" "int" "..." "(" ")" "," "->" "_" "*"
+    kind: str  # "name" "int" "..." "(" ")" "[" "]" "," "->" "_" "*"
     text: str
     span: Span
 
 
-_PUNCTUATION = {"(": "(", ")": ")", ",": ",", "*": "*"}
+_PUNCTUATION = frozenset("()[],*")
 
 
-def _is_name_char(char: str) -> bool:
-    return char.isalnum() or char == "_"
+def _is_word_char(char: str) -> bool:
+    # Beyond ASCII every non-space character is part of a word: compact einsum
+    # equations use any Unicode symbol as one axis, as opt_einsum writes them.
+    return char.isalnum() or char == "_" if char.isascii() else not char.isspace()
 
 
 def _tokenize(text: str) -> list[_Token]:
@@ -126,11 +161,11 @@ def _tokenize(text: str) -> list[_Token]:
             tokens.append(_Token("->", "->", (i, i + 2)))
             i += 2
         elif char in _PUNCTUATION:
-            tokens.append(_Token(_PUNCTUATION[char], char, (i, i + 1)))
+            tokens.append(_Token(char, char, (i, i + 1)))
             i += 1
-        elif _is_name_char(char) and char.isascii():
+        elif _is_word_char(char):
             j = i
-            while j < n and _is_name_char(text[j]) and text[j].isascii():
+            while j < n and _is_word_char(text[j]):
                 j += 1
             word = text[i:j]
             tokens.append(_Token(_classify_word(text, word, i), word, (i, j)))
@@ -143,8 +178,8 @@ def _tokenize(text: str) -> list[_Token]:
 def _classify_word(text: str, word: str, start: int) -> str:
     if word == "_":
         return "_"
-    if word[0].isdigit():
-        if not word.isdigit():
+    if "0" <= word[0] <= "9":
+        if not (word.isascii() and word.isdigit()):
             raise PatternError(
                 f"axis name {word!r} starts with a digit",
                 pattern=text,
@@ -168,7 +203,7 @@ def _bad_character(text: str, i: int) -> PatternError:
         hint = "an ellipsis is written with exactly three dots: ..."
     elif char in "-=>":
         hint = "the arrow is written ->"
-    elif char in "[]{}":
+    elif char in "{}":
         hint = "compose axes with round parentheses: (h w)"
     return PatternError(
         f"unexpected character {char!r} in pattern", pattern=text, span=(i, i + 1), hint=hint
@@ -212,46 +247,61 @@ class _Parser:
         elements: list[Element] = []
         start = self.tokens[self.pos].span[0] if self.pos < len(self.tokens) else len(self.text)
         while (token := self.peek()) is not None and token.kind not in (",", "->"):
+            self.pos += 1
             elements.append(self.element(token))
         span = (elements[0].span[0], elements[-1].span[1]) if elements else (start, start)
         return Term(tuple(elements), span)
 
     def element(self, token: _Token) -> Element:
-        self.pos += 1
+        kind = token.kind
+        if kind == "_":
+            return Skip(token.span)
+        if kind == "*":
+            return Star(token.span)
+        if kind == "[":
+            return self.bracket(token)
+        if kind == "]":
+            raise self.error("unmatched closing bracket", token.span)
+        return self.inner(token, "parentheses")
+
+    def inner(self, token: _Token, where: str) -> Axis | Anon | Dots | Group:
+        """An element allowed inside brackets: a name, an integer, '...' or a group."""
         kind = token.kind
         if kind == "name":
             return Axis(token.text, token.span)
         if kind == "int":
             return Anon(int(token.text), token.span)
         if kind == "...":
-            return Ellipsis(token.span)
-        if kind == "_":
-            return Skip(token.span)
-        if kind == "*":
-            return Star(token.span)
+            return Dots(token.span)
         if kind == "(":
             return self.group(token)
-        raise self.error("unmatched closing parenthesis", token.span)
+        if kind == ")":
+            raise self.error("unmatched closing parenthesis", token.span)
+        raise self.error(f"{token.text!r} is not allowed inside {where}", token.span)
 
     def group(self, opening: _Token) -> Group:
-        items: list[GroupItem] = []
-        while (token := self.peek()) is not None:
+        items: list[Axis | Anon | Dots] = []
+        while (token := self.peek()) is not None and token.kind not in (",", "->", "]"):
             self.pos += 1
             if token.kind == ")":
                 return Group(tuple(items), (opening.span[0], token.span[1]))
-            if token.kind == "name":
-                items.append(Axis(token.text, token.span))
-            elif token.kind == "int":
-                items.append(Anon(int(token.text), token.span))
-            elif token.kind == "...":
-                items.append(Ellipsis(token.span))
-            elif token.kind == "(":
+            if token.kind == "(":
                 raise self.error("nested parentheses are not allowed", token.span)
-            elif token.kind in (",", "->"):
-                break
-            else:
-                raise self.error(f"{token.text!r} is not allowed inside parentheses", token.span)
+            item = self.inner(token, "parentheses")
+            assert not isinstance(item, Group)
+            items.append(item)
         raise self.error("unclosed parenthesis", opening.span)
+
+    def bracket(self, opening: _Token) -> Bracket:
+        elements: list[Axis | Anon | Dots | Group] = []
+        while (token := self.peek()) is not None and token.kind not in (",", "->"):
+            self.pos += 1
+            if token.kind == "]":
+                return Bracket(tuple(elements), (opening.span[0], token.span[1]))
+            if token.kind == "[":
+                raise self.error("nested brackets are not allowed", token.span)
+            elements.append(self.inner(token, "brackets"))
+        raise self.error("unclosed bracket", opening.span)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -261,3 +311,49 @@ def parse_pattern(text: str) -> Pattern:
     The result is cached: parsing the same text again is a dictionary lookup.
     """
     return _Parser(text, _tokenize(text)).parse()
+
+
+def check_names(pattern: Pattern) -> None:
+    """Check that every axis name is an identifier not starting or ending with ``_``.
+
+    Raises:
+        PatternError: at the first bad name.
+    """
+    for term in (*pattern.inputs, *(pattern.outputs or ())):
+        for _, item in items_of(term):
+            if isinstance(item, Axis):
+                _check_name(pattern.text, item)
+
+
+def _check_name(text: str, axis: Axis) -> None:
+    name = axis.name
+    if not name.isidentifier():
+        reason = f"{name!r} is not a valid axis name: names are identifiers"
+    elif name[0] == "_" or name[-1] == "_":
+        reason = f"axis name {name!r} starts or ends with '_'"
+    else:
+        return
+    raise PatternError(
+        reason,
+        pattern=text,
+        span=axis.span,
+        hint="e.g. b, height, d_model; '_' alone skips an axis",
+    )
+
+
+def is_spaced(pattern: Pattern) -> bool:
+    """Whether an einsum equation uses spaced names rather than compact letters.
+
+    It is spaced when a term has whitespace between two of its elements or uses
+    parentheses; ``"ij,jk->ik"`` and ``"bij , bjk -> bik"`` are compact. A spaced
+    equation of single letters means what its compact twin means, so the rule only
+    matters for words of several characters.
+    """
+    for term in (*pattern.inputs, *(pattern.outputs or ())):
+        elements = term.elements
+        if any(isinstance(element, Group) for element in elements):
+            return True
+        for left, right in itertools.pairwise(elements):
+            if left.span[1] < right.span[0]:
+                return True
+    return False

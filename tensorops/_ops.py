@@ -1,139 +1,61 @@
-"""The public pattern ops: rearrange, reduce, repeat.
+"""The public pattern ops rearrange, reduce and repeat, on :mod:`tensorops._dispatch`.
 
-Each call is: one ``type(x)`` lookup for the backend, one LRU lookup for the
-bound recipe, then at most five framework calls. Everything else (lists,
-validation, error context) happens only on the slow path.
+Each op is its :class:`~tensorops._dispatch.Op` (a name and a planner) and a public
+function that hands the call to :func:`~tensorops._dispatch.call`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeVar, overload
 
-from tensorops._backends import _BY_TYPE, get_backend
-from tensorops._backends._base import REDUCTIONS, Backend
-from tensorops._errors import TensorOpsError, add_context
-from tensorops._plan import PERMUTE, REDUCE, RESHAPE, Recipe, _bind_cached, bind_recipe
+from tensorops._dispatch import Op, call, stack_lists
+from tensorops._errors import unknown_option
+from tensorops._plan import plan_recipe
+from tensorops._types import REDUCTIONS, Backend, Executor, Reduction
 
-__all__ = ["Reduction", "apply_recipe", "rearrange", "reduce", "repeat"]
+__all__ = ["CALLABLE", "REARRANGE", "REDUCE", "REPEAT", "rearrange", "reduce", "repeat"]
 
 ArrayT = TypeVar("ArrayT")
 
-#: A reduction: a name from ``sum mean max min prod any all`` or ``f(x, axes) -> array``.
-Reduction = str | Callable[[Any, tuple[int, ...]], Any]
+#: What a reduce plan is keyed on besides the pattern: the reduction's name, or this
+#: for every callable (a fresh lambda per call still finds the plan). Not a str, so
+#: that no reduction name can be taken for it.
+CALLABLE = ("callable",)
 
 
-def apply_recipe(backend: Backend, x: Any, recipe: Recipe, reduction: Reduction | None) -> Any:
-    """Run the framework calls of `recipe` on `x`."""
-    if recipe.init_shape is not None:
-        x = backend.reshape(x, recipe.init_shape)
-    if recipe.reduce_axes:
-        if isinstance(reduction, str):
-            x = backend.reduce(x, reduction, recipe.reduce_axes)
-        else:
-            assert reduction is not None
-            x = reduction(x, recipe.reduce_axes)
-    if recipe.perm is not None:
-        x = backend.permute(x, recipe.perm)
-    if recipe.insert_shape is not None:
-        x = backend.reshape(x, recipe.insert_shape)
-        assert recipe.expand_shape is not None
-        x = backend.expand(x, recipe.expand_shape)
-    if recipe.final_shape is not None:
-        x = backend.reshape(x, recipe.final_shape)
-    return x
+def _plan_rearrange(
+    pattern: str, shape: Any, lengths: Any, variant: Any, backend: Backend
+) -> Executor:
+    return plan_recipe("rearrange", pattern, shape, lengths).executor(backend)
 
 
-def _prepare(op: str, x: Any, pattern: Any) -> tuple[Any, Backend]:
-    """Slow path: check the pattern type, stack a list, find the backend."""
-    if not isinstance(pattern, str):
-        raise TensorOpsError(
-            f"the pattern must be a str, got {type(pattern).__name__}",
-            op=op,
-            hint="the array comes first, then the pattern: rearrange(x, 'a b -> b a')",
-        )
-    if isinstance(x, (list, tuple)):
-        if not x:
-            raise TensorOpsError(f"cannot {op} an empty {type(x).__name__}", op=op, pattern=pattern)
-        backend = get_backend(x[0])
-        shapes = [tuple(getattr(item, "shape", ())) for item in x]
-        for i, item in enumerate(x):
-            if type(item) is not type(x[0]):
-                raise TensorOpsError(
-                    f"list element {i} is a {type(item).__name__}, element 0 is a "
-                    f"{type(x[0]).__name__}: all elements must be of one array type",
-                    op=op,
-                    pattern=pattern,
-                )
-            if shapes[i] != shapes[0]:
-                raise TensorOpsError(
-                    f"list elements have different shapes: element 0 is {shapes[0]}, "
-                    f"element {i} is {shapes[i]}",
-                    op=op,
-                    pattern=pattern,
-                    hint="only arrays of one shape can be stacked",
-                )
-        return backend.stack(list(x)), backend
-    return x, get_backend(x)
+def _plan_reduce(
+    pattern: str, shape: Any, lengths: Any, variant: Any, backend: Backend
+) -> Executor:
+    if variant is CALLABLE:
+        return plan_recipe("reduce", pattern, shape, lengths).executor(backend)
+    if variant not in REDUCTIONS:
+        raise unknown_option("reduction", variant, REDUCTIONS, "or a callable f(x, axes)")
+    return plan_recipe("reduce", pattern, shape, lengths).executor(backend, variant)
 
 
-def _run(
-    op: str, x: Any, pattern: str, lengths: dict[str, Any], reduction: Reduction | None
-) -> Any:
-    """The whole op; the public functions inline its fast path."""
-    original = x
-    try:
-        x, backend = _prepare(op, x, pattern)
-        recipe = bind_recipe(op, pattern, x.shape, tuple(lengths.items()))
-        return _execute(op, backend, x, recipe, reduction, pattern, lengths)
-    except TensorOpsError as error:
-        if not isinstance(pattern, str):
-            # Arguments swapped or a non-string pattern: quoting it would print array values.
-            raise add_context(error, op) from None
-        inputs = original[:3] if isinstance(original, (list, tuple)) else [original]
-        raise add_context(error, op, pattern, inputs, lengths) from None
+def _plan_repeat(
+    pattern: str, shape: Any, lengths: Any, variant: Any, backend: Backend
+) -> Executor:
+    return plan_recipe("repeat", pattern, shape, lengths).executor(backend)
 
 
-def _execute(
-    op: str,
-    backend: Backend,
-    x: Any,
-    recipe: Recipe,
-    reduction: Reduction | None,
-    pattern: str,
-    lengths: dict[str, Any],
-) -> Any:
-    """Run `recipe`; a framework's own complaint becomes a TensorOpsError with the context."""
-    try:
-        return apply_recipe(backend, x, recipe, reduction)
-    except _FRAMEWORK_ERRORS as error:
-        raise _in_context(error, op, backend, x, pattern, lengths) from None
-
-
-def _in_context(
-    error: Exception, op: str, backend: Backend, x: Any, pattern: str, lengths: dict[str, Any]
-) -> TensorOpsError:
-    if not isinstance(error, TensorOpsError):
-        error = TensorOpsError(f"{backend.name} could not run the recipe: {error}")
-    return add_context(error, op, pattern, [x], lengths)
-
-
-# What a framework raises for input it refuses (dtype without an order, a failing callable).
-_FRAMEWORK_ERRORS = (
-    TensorOpsError,
-    ValueError,
-    RuntimeError,
-    TypeError,
-    IndexError,
-    ArithmeticError,
-)
+REARRANGE = Op("rearrange", _plan_rearrange, "rearrange(x, 'a b -> b a')", stack_lists)
+REDUCE = Op("reduce", _plan_reduce, "reduce(x, 'a b -> a', 'sum')", stack_lists)
+REPEAT = Op("repeat", _plan_repeat, "repeat(x, 'a -> a b', b=2)", stack_lists)
 
 
 @overload
-def rearrange(x: Sequence[ArrayT], pattern: str, **lengths: int) -> ArrayT: ...
+def rearrange(x: Sequence[ArrayT], pattern: str, /, **lengths: int) -> ArrayT: ...
 @overload
-def rearrange(x: ArrayT, pattern: str, **lengths: int) -> ArrayT: ...
-def rearrange(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> ArrayT:
+def rearrange(x: ArrayT, pattern: str, /, **lengths: int) -> ArrayT: ...
+def rearrange(x: Any, pattern: str, /, **lengths: int) -> Any:
     """Reorder, split and merge axes by a pattern; returns a view whenever the framework can.
 
     Args:
@@ -142,7 +64,9 @@ def rearrange(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> Arr
         pattern: ``"left -> right"``, e.g. ``"b c (h w) -> b h w c"``. Both sides
             name the same axes; ``1`` and ``()`` are unit axes that may appear or
             disappear; ``...`` stands for any number of axes.
-        **lengths: lengths of axes that cannot be inferred from the shape.
+        **lengths: lengths of axes that cannot be inferred from the shape. Any
+            identifier is an axis name, ``x`` and ``pattern`` included: the array and
+            the pattern are positional-only.
 
     Returns:
         An array of the input's family, device and dtype.
@@ -158,31 +82,16 @@ def rearrange(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> Arr
         >>> tops.rearrange([x[0], x[1]], "n c h w -> n h w c").shape
         (2, 32, 32, 3)
     """
-    try:
-        backend = _BY_TYPE[type(x)]
-        items = tuple(lengths.items()) if lengths else ()  # tuple({}.items()) costs 0.1 µs
-        recipe = _bind_cached("rearrange", pattern, x.shape, items)  # type: ignore[union-attr]
-    except (KeyError, TypeError, TensorOpsError):
-        return _run("rearrange", x, pattern, lengths, None)  # type: ignore[no-any-return]
-    try:
-        # one framework call, made directly: most rearranges are a permute or a reshape
-        single = recipe.single
-        if single == PERMUTE:
-            return backend.permute(x, recipe.perm)  # type: ignore[arg-type,no-any-return]
-        if single == RESHAPE:
-            return backend.reshape(x, recipe.final_shape)  # type: ignore[arg-type,no-any-return]
-        return apply_recipe(backend, x, recipe, None)  # type: ignore[no-any-return]
-    except _FRAMEWORK_ERRORS as error:
-        raise _in_context(error, "rearrange", backend, x, pattern, lengths) from None
+    return call(REARRANGE, x, pattern, lengths, None, None)
 
 
 @overload
-def reduce(x: Sequence[ArrayT], pattern: str, reduction: Reduction, **lengths: int) -> ArrayT: ...
-@overload
-def reduce(x: ArrayT, pattern: str, reduction: Reduction, **lengths: int) -> ArrayT: ...
 def reduce(
-    x: ArrayT | Sequence[ArrayT], pattern: str, reduction: Reduction, **lengths: int
-) -> ArrayT:
+    x: Sequence[ArrayT], pattern: str, reduction: Reduction, /, **lengths: int
+) -> ArrayT: ...
+@overload
+def reduce(x: ArrayT, pattern: str, reduction: Reduction, /, **lengths: int) -> ArrayT: ...
+def reduce(x: Any, pattern: str, reduction: Reduction, /, **lengths: int) -> Any:
     """Rearrange and reduce the axes missing on the right.
 
     Args:
@@ -208,38 +117,16 @@ def reduce(
         >>> tops.reduce(x, "b c h w -> b c", lambda t, axes: t.sum(axis=axes))
         array([[120.]])
     """
-    if type(reduction) is not str or reduction not in REDUCTIONS:
-        _check_reduction(reduction, pattern)
-    try:
-        backend = _BY_TYPE[type(x)]
-        items = tuple(lengths.items()) if lengths else ()  # tuple({}.items()) costs 0.1 µs
-        recipe = _bind_cached("reduce", pattern, x.shape, items)  # type: ignore[union-attr]
-    except (KeyError, TypeError, TensorOpsError):
-        return _run("reduce", x, pattern, lengths, reduction)  # type: ignore[no-any-return]
-    try:
-        if recipe.single == REDUCE and type(reduction) is str:
-            return backend.reduce(x, reduction, recipe.reduce_axes)  # type: ignore[no-any-return]
-        return apply_recipe(backend, x, recipe, reduction)  # type: ignore[no-any-return]
-    except _FRAMEWORK_ERRORS as error:
-        raise _in_context(error, "reduce", backend, x, pattern, lengths) from None
-
-
-def _check_reduction(reduction: Any, pattern: Any) -> None:
-    if callable(reduction) and not isinstance(reduction, str):
-        return
-    raise TensorOpsError(
-        f"unknown reduction {reduction!r}; valid: {', '.join(REDUCTIONS)}, or a callable "
-        "f(x, axes)",
-        op="reduce",
-        pattern=pattern if isinstance(pattern, str) else None,
-    )
+    # a name or a bad value is checked when the plan is made, with the call's context
+    variant = reduction if type(reduction) is str or not callable(reduction) else CALLABLE
+    return call(REDUCE, x, pattern, lengths, variant, reduction)
 
 
 @overload
-def repeat(x: Sequence[ArrayT], pattern: str, **lengths: int) -> ArrayT: ...
+def repeat(x: Sequence[ArrayT], pattern: str, /, **lengths: int) -> ArrayT: ...
 @overload
-def repeat(x: ArrayT, pattern: str, **lengths: int) -> ArrayT: ...
-def repeat(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> ArrayT:
+def repeat(x: ArrayT, pattern: str, /, **lengths: int) -> ArrayT: ...
+def repeat(x: Any, pattern: str, /, **lengths: int) -> Any:
     """Rearrange and add (tile) axes that are new on the right.
 
     New axes are broadcast without copying where the framework can: on NumPy the
@@ -261,13 +148,4 @@ def repeat(x: ArrayT | Sequence[ArrayT], pattern: str, **lengths: int) -> ArrayT
         >>> tops.repeat(np.array([1, 2]), "w -> (w 2)")
         array([1, 1, 2, 2])
     """
-    try:
-        backend = _BY_TYPE[type(x)]
-        items = tuple(lengths.items()) if lengths else ()  # tuple({}.items()) costs 0.1 µs
-        recipe = _bind_cached("repeat", pattern, x.shape, items)  # type: ignore[union-attr]
-    except (KeyError, TypeError, TensorOpsError):
-        return _run("repeat", x, pattern, lengths, None)  # type: ignore[no-any-return]
-    try:
-        return apply_recipe(backend, x, recipe, None)  # type: ignore[no-any-return]
-    except _FRAMEWORK_ERRORS as error:
-        raise _in_context(error, "repeat", backend, x, pattern, lengths) from None
+    return call(REPEAT, x, pattern, lengths, None, None)

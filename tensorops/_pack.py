@@ -6,9 +6,18 @@ import functools
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+from tensorops._axes import DOTS_PREFIX, count_dots, resolve_dims, term_dims
 from tensorops._backends import get_backend
-from tensorops._errors import PatternError, ShapeError, TensorOpsError, add_context
-from tensorops._grammar import Axis, Ellipsis, Skip, Star, Term, parse_pattern
+from tensorops._errors import (
+    ArgumentError,
+    PatternError,
+    ShapeError,
+    TensorOpsError,
+    describe_inputs,
+    not_a_pattern,
+)
+from tensorops._grammar import Anon, Axis, Dots, Group, Skip, Star, Term, check_names, parse_pattern
+from tensorops._tracing import is_compiling, raise_error, replayable
 
 __all__ = ["pack", "parse_shape", "unpack"]
 
@@ -48,8 +57,9 @@ def _pack_term(op: str, pattern: str) -> tuple[int, int]:
 
 def _single_term(op: str, pattern: Any) -> Term:
     if not isinstance(pattern, str):
-        raise TensorOpsError(f"the pattern must be a str, got {type(pattern).__name__}")
+        raise not_a_pattern(pattern, f"{op}(x, 'b * c')")
     parsed = parse_pattern(pattern)
+    check_names(parsed)
     if parsed.outputs is not None or len(parsed.inputs) != 1:
         span = parsed.arrow if parsed.arrow is not None else parsed.inputs[1].span
         raise PatternError(
@@ -61,6 +71,7 @@ def _single_term(op: str, pattern: Any) -> Term:
     return parsed.inputs[0]
 
 
+@replayable("pack")
 def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
     """Pack arrays into one by flattening the axes under ``*`` and concatenating along them.
 
@@ -82,13 +93,13 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
     try:
         position, n_other = _pack_term("pack", pattern)
         if isinstance(tensors, (str, bytes)) or not isinstance(tensors, Sequence) or not tensors:
-            raise TensorOpsError("pack takes a non-empty list of arrays")
+            raise ArgumentError("pack takes a non-empty list of arrays")
         backend = get_backend(tensors[0])
         flat, shapes = [], []
         reference: Shape | None = None
         for i, x in enumerate(tensors):
             if type(x) is not type(tensors[0]):
-                raise TensorOpsError(f"element {i} is a {type(x).__name__}, not an array")
+                raise ArgumentError(f"element {i} is a {type(x).__name__}, not an array")
             shape = tuple(x.shape)  # type: ignore[attr-defined]
             if len(shape) < n_other:
                 raise ShapeError(
@@ -109,9 +120,10 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
             flat.append(backend.reshape(x, (*shape[:position], size, *shape[end:])))
         return backend.concat(flat, position), shapes
     except TensorOpsError as error:
-        raise add_context(error, "pack", pattern, list(tensors)[:4]) from None
+        raise_error(_in_context(error, "pack", pattern, tensors), ("pack", (tensors, pattern)))
 
 
+@replayable("unpack")
 def unpack(packed: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str) -> list[ArrayT]:
     """Undo :func:`pack`: split along ``*`` and restore each piece's shape.
 
@@ -149,14 +161,17 @@ def unpack(packed: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str)
         before, after = shape[:position], shape[position + 1 :]
         return [backend.reshape(p, before + s + after) for p, s in zip(pieces, shapes, strict=True)]
     except TensorOpsError as error:
-        raise add_context(error, "unpack", pattern, [packed]) from None
+        raise_error(
+            _in_context(error, "unpack", pattern, [packed]),
+            ("unpack", (packed, packed_shapes, pattern)),
+        )
 
 
 def _resolve_packed_shapes(packed_shapes: Sequence[Sequence[int]], total: int) -> list[Shape]:
     try:
         shapes = [tuple(int(d) for d in s) for s in packed_shapes]
     except (TypeError, ValueError):
-        raise TensorOpsError(
+        raise ArgumentError(
             "packed_shapes must be a list of shapes (tuples of ints), as pack returns"
         ) from None
     unknown = [(i, j) for i, s in enumerate(shapes) for j, d in enumerate(s) if d == -1]
@@ -190,15 +205,30 @@ def _resolve_packed_shapes(packed_shapes: Sequence[Sequence[int]], total: int) -
     return shapes
 
 
+def _in_context(error: TensorOpsError, op: str, pattern: Any, inputs: Any) -> TensorOpsError:
+    """`error` with the call's op, pattern and `inputs` (a list of them) described."""
+    if is_compiling():  # the error is made again outside the trace, context and all
+        return error
+    shown = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+    pattern_text = pattern if isinstance(pattern, str) else None
+    return error.with_context(op=op, pattern=pattern_text, inputs=describe_inputs(shown))
+
+
+@replayable("parse_shape")
 def parse_shape(x: Any, pattern: str) -> dict[str, int]:
     """Name the axes of an array's shape.
 
     Args:
         x: any array (anything with a ``shape``).
-        pattern: axis names, ``_`` to skip an axis, ``...`` for any number of axes.
+        pattern: axis names, ``_`` to skip an axis, ``...`` for any number of axes,
+            ``1`` or ``()`` for an axis of length 1 and an integer for an axis of
+            that length (both checked, as einops does).
 
     Returns:
         A dict from each name to its length, in the pattern's order.
+
+    Raises:
+        TensorOpsError: the pattern does not fit the shape.
 
     Examples:
         >>> import numpy as np, tensorops as tops
@@ -206,6 +236,8 @@ def parse_shape(x: Any, pattern: str) -> dict[str, int]:
         {'b': 8, 'c': 3}
         >>> tops.parse_shape(np.zeros((8, 3, 32, 32)), "b ... w")
         {'b': 8, 'w': 32}
+        >>> tops.parse_shape(np.zeros((1, 3, 5)), "() 3 n")
+        {'n': 5}
     """
     try:
         term = _single_term("parse_shape", pattern)
@@ -214,39 +246,34 @@ def parse_shape(x: Any, pattern: str) -> dict[str, int]:
             get_backend(x)  # raises the unsupported-type error
         return _match_shape(pattern, term, tuple(shape))  # type: ignore[arg-type]
     except TensorOpsError as error:
-        raise add_context(error, "parse_shape", pattern, [x]) from None
+        raise_error(_in_context(error, "parse_shape", pattern, [x]), ("parse_shape", (x, pattern)))
 
 
 def _match_shape(pattern: str, term: Term, shape: Shape) -> dict[str, int]:
     elements = term.elements
-    ellipses = [i for i, e in enumerate(elements) if isinstance(e, Ellipsis)]
     for element in elements:
-        if not isinstance(element, (Axis, Skip, Ellipsis)):
+        unit = isinstance(element, Group) and not element.items
+        if not (isinstance(element, (Axis, Skip, Dots, Anon)) or unit):
             raise PatternError(
-                "parse_shape patterns hold axis names, '_' and '...' only",
+                "parse_shape patterns hold axis names, '_', '...', integers and '()' only",
                 pattern=pattern,
                 span=element.span,
+                hint="a composed axis (a b) has no single length to name",
             )
-    if len(ellipses) > 1:
-        raise PatternError("'...' appears twice", pattern=pattern, span=elements[ellipses[1]].span)
-    n_fixed = len(elements) - len(ellipses)
-    if len(shape) < n_fixed or (not ellipses and len(shape) != n_fixed):
-        raise ShapeError(
-            f"the pattern has {n_fixed} axes but the input has {len(shape)} dimensions",
-            span=term.span if elements else None,
-        )
+    dots = [element.span for element in elements if isinstance(element, Dots)]
+    if len(dots) > 1:
+        raise PatternError("'...' appears twice", pattern=pattern, span=dots[1])
+    dims = term_dims(term, count_dots(pattern, term, len(shape)))
     result: dict[str, int] = {}
-    dims = list(shape)
-    if ellipses:
-        at = ellipses[0]
-        covered = len(shape) - n_fixed
-        dims = [*dims[:at], -1, *dims[at + covered :]]
-    for element, length in zip(elements, dims, strict=True):
-        if isinstance(element, Axis):
-            if element.name in result and result[element.name] != length:
+    for resolved in resolve_dims(pattern, dims, shape, {}):
+        for slot, length in resolved:
+            name = slot.name
+            if name is None or slot.length is not None or name[0] == DOTS_PREFIX:
+                continue
+            if result.setdefault(name, length) != length:
                 raise ShapeError(
-                    f"axis '{element.name}' has lengths {result[element.name]} and {length}",
-                    span=element.span,
+                    f"axis '{name}' has lengths {result[name]} and {length}",
+                    pattern=pattern,
+                    span=slot.span,
                 )
-            result[element.name] = length
     return result

@@ -12,12 +12,12 @@ import pytest
 
 import tensorops._backends as backends
 from tensorops._backends import (
-    REDUCTIONS,
     ArrayApiBackend,
     backend_for_name,
     get_backend,
 )
 from tensorops._errors import BackendError, TensorOpsError
+from tensorops._types import REDUCTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 SUPPORTED = (
@@ -295,7 +295,7 @@ def test_get_backend_names(backend: Any) -> None:
 def test_get_backend_is_cached_by_type(backend: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     x = backend.asarray(np.zeros(2))
     first = get_backend(x)
-    assert backends._BY_TYPE[type(x)] is first
+    assert backends.ADAPTERS[type(x)] is first
 
     def no_detection(x: Any) -> Any:
         raise AssertionError("a cache hit must not detect again")
@@ -326,7 +326,7 @@ def test_parameter_and_subclasses_are_torch() -> None:
     torch_backend = get_backend(torch.zeros(1))
     assert get_backend(torch.nn.Parameter(torch.zeros(2))) is torch_backend
     assert get_backend(torch.zeros(2).as_subclass(MyTensor)) is torch_backend
-    assert backends._BY_TYPE[torch.nn.Parameter] is torch_backend
+    assert backends.ADAPTERS[torch.nn.Parameter] is torch_backend
 
 
 @pytest.mark.parametrize(
@@ -339,7 +339,7 @@ def test_unsupported_types(value: Any, type_name: str) -> None:
     assert isinstance(info.value, TypeError)
     assert isinstance(info.value, TensorOpsError)
     assert info.value.reason == f"unsupported input type {type_name}: expected {SUPPORTED}"
-    assert type(value) not in backends._BY_TYPE
+    assert type(value) not in backends.ADAPTERS
 
 
 def test_unsupported_hint_for_lists() -> None:
@@ -367,7 +367,7 @@ def test_backend_for_name() -> None:
     assert backend_for_name("numpy") is get_backend(np.zeros(1))
     with pytest.raises(TensorOpsError) as info:
         backend_for_name("tensorflow")
-    assert info.value.reason == "unknown backend 'tensorflow': expected 'numpy' or 'torch'"
+    assert info.value.reason == "unknown backend 'tensorflow'; valid: numpy, torch"
 
 
 def test_backend_for_name_torch() -> None:

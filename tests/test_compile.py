@@ -161,9 +161,9 @@ def test_graph_is_the_hand_written_graph():
     assert _graph_ops(lambda x: tops.rearrange(x, "b c h w -> b c h w"), x) == []
 
 
-# `import tensorops` leaves the einsum stack for first use. In a fresh interpreter the first
-# `tops.einsum` lookup, or the first tensor the package sees, may come inside a compiled
-# function: it must still trace in one graph, with no warning (-W error).
+# In a fresh interpreter the first tensor the package sees may come inside a compiled
+# function, or torch.compile may load Dynamo only after tensorops marked nothing yet: every
+# order must trace in one graph, with no warning (-W error).
 _FRESH_FIRST_USE = {
     "einsum-first": "",
     "tensor-first": "tops.rearrange(torch.ones(2, 3), 'a b -> b a')\n",
@@ -180,15 +180,11 @@ def test_einsum_compiles_in_a_fresh_interpreter(first):
     script = (
         "import sys\n"
         "import tensorops as tops\n"
-        "import torch\n"
-        "assert 'tensorops._einsum' not in sys.modules\n"
-        + _FRESH_FIRST_USE[first]
-        + "def f(x, w):\n"
+        "import torch\n" + _FRESH_FIRST_USE[first] + "def f(x, w):\n"
         "    return tops.einsum('b n d, d e -> b n e', x, w)\n"
         "x, w = torch.randn(2, 4, 3), torch.randn(3, 5)\n"
         "out = torch.compile(f, fullgraph=True, backend='eager')(x, w)\n"
         "torch.testing.assert_close(out, torch.einsum('bnd,de->bne', x, w))\n"
-        "assert 'einsum' in vars(tops)  # bound: later lookups are plain attributes\n"
         "torch._dynamo.reset()\n"
         "explanation = torch._dynamo.explain(f)(x, w)\n"
         "assert explanation.graph_break_count == 0, explanation.break_reasons\n"

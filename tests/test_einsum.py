@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import tensorops as tops
 from tensorops._backends import backend_for_namespace
+from tensorops._einsum._compile import compile_einsum, plan_einsum
 from tensorops._einsum._execute import run_program
-from tensorops._einsum._plan import compile_einsum
 
 RNG = np.random.default_rng(0)
 
@@ -85,7 +85,9 @@ def test_catalogue(backend: Any, equation: str, shapes: tuple[tuple[int, ...], .
 def test_generic_path_on_numpy(equation: str, shapes: tuple[tuple[int, ...], ...]) -> None:
     """The array-API adapter runs every program too (the standard has no einsum)."""
     arrays = [_rand(*shape) for shape in shapes]
-    compiled = compile_einsum(equation, tuple(a.shape for a in arrays), "auto", None, ())
+    compiled = compile_einsum(
+        plan_einsum(equation, tuple(a.shape for a in arrays), (), None, "auto", None)
+    )
     result = run_program(backend_for_namespace(np), arrays, compiled.program)
     _check(np.asarray(result), np.einsum(equation, *arrays))
 
@@ -164,7 +166,10 @@ def test_spaced_and_compact_agree() -> None:
 def test_einops_argument_order() -> None:
     a, b = _rand(2, 3), _rand(3, 4)
     np.testing.assert_allclose(tops.einsum(a, b, "i j, j k -> i k"), a @ b)
-    np.testing.assert_allclose(tops.einsum(a, b, "ij,jk->ik"), a @ b)
+    # equation last is einops' order: its terms are always spaced names, one word one axis
+    np.testing.assert_allclose(tops.einsum(a[0], "index ->"), a[0].sum())
+    with pytest.raises(tops.ShapeError, match="its term 'ij' has 1"):
+        tops.einsum(a, b, "ij,jk->ik")
 
 
 def test_composition() -> None:

@@ -88,9 +88,7 @@ def test_bad_characters_and_non_letters() -> None:
     assert bad.reason == "unexpected character '$' in pattern"
     assert _caret(bad) == '  pattern: "i$j"\n             ^'
     digit = _error("i1", A)
-    assert digit.reason == (
-        "'1' is not a letter: in compact notation every axis is one letter a-z or A-Z"
-    )
+    assert digit.reason == ("'1' is not a letter: in compact notation every axis is one letter")
     assert _caret(digit) == '  pattern: "i1"\n             ^'
     assert digit.hint == "for longer axis names separate them with spaces: 'b h i d, ...'"
     assert _error("i 2", A).reason == (
@@ -112,7 +110,7 @@ def test_composition_lengths() -> None:
     x, w = np.ones((2, 8)), np.ones((4, 5))
     missing = _error("b (h d), d e -> b h e", x, w)
     assert missing.reason == (
-        "cannot split a dimension of length 8 into (h d): the lengths of 'h', 'd' are unknown"
+        "cannot infer the lengths of h and d in (h d) from a single dimension of length 8"
     )
     assert _caret(missing) == '  pattern: "b (h d), d e -> b h e"\n              ^^^^^'
     unused = _error("b (h d), d e -> b h e", x, w, h=2, q=3)
@@ -120,11 +118,11 @@ def test_composition_lengths() -> None:
     assert "lengths: h=2 q=3" in str(unused)
     indivisible = _error("b (h d), d e -> b h e", x, w, h=3)
     assert indivisible.reason == (
-        "cannot split a dimension of length 8 into (h d): 8 is not divisible by 3"
+        "cannot split axis of length 8 into (h d) with h=3: 8 is not divisible by 3"
     )
     np.testing.assert_array_equal(tops.einsum("ij", A, i=2), A)  # a consistent length is fine
     wrong = _error("ij", A, i=5)
-    assert wrong.reason == "dimension of length 2 does not match (i) = 5"
+    assert wrong.reason == "dimension of length 2 does not match i = 5"
 
 
 def test_equation_not_a_string() -> None:
@@ -156,8 +154,7 @@ def test_unsupported_type() -> None:
 def test_strategy_and_path_errors() -> None:
     unknown = _error("ij", A, strategy="fast")
     assert unknown.reason == (
-        "unknown einsum strategy 'fast'; valid strategies: auto, optimal, dp, greedy, or an "
-        "explicit path"
+        "unknown einsum strategy 'fast'; valid: auto, optimal, dp, greedy, or an explicit path"
     )
     invalid = _error("ij,jk", A, np.ones((3, 2)), strategy=[(0, 2)])
     assert invalid.reason.startswith(

@@ -5,7 +5,18 @@ from __future__ import annotations
 import pytest
 
 from tensorops._errors import PatternError, TensorOpsError
-from tensorops._grammar import Anon, Axis, Ellipsis, Group, Skip, Star, parse_pattern
+from tensorops._grammar import (
+    Anon,
+    Axis,
+    Bracket,
+    Dots,
+    Group,
+    Skip,
+    Star,
+    check_names,
+    is_spaced,
+    parse_pattern,
+)
 
 
 def test_names_integers_groups_and_ellipsis() -> None:
@@ -14,7 +25,7 @@ def test_names_integers_groups_and_ellipsis() -> None:
     assert p.arrow == (23, 25)
     (term,) = p.inputs
     kinds = [type(e) for e in term.elements]
-    assert kinds == [Axis, Axis, Group, Ellipsis, Anon, Group]
+    assert kinds == [Axis, Axis, Group, Dots, Anon, Group]
     group = term.elements[2]
     assert isinstance(group, Group)
     assert group.items == (Axis("h", (9, 10)), Anon(2, (11, 12)))
@@ -36,14 +47,21 @@ def test_empty_output_and_skip_star() -> None:
     assert [type(e) for e in p.inputs[0].elements] == [Axis, Skip, Star]
 
 
-def test_underscore_names_are_names() -> None:
+def test_underscore_names_parse_and_the_name_rule_refuses_them() -> None:
+    """The parser takes any word; einops' rule (no leading or trailing '_') is checked apart."""
     (term,) = parse_pattern("_x d_in").inputs
     assert [e.name for e in term.elements if isinstance(e, Axis)] == ["_x", "d_in"]
+    check_names(parse_pattern("d_in b"))
+    for text, name in (("h _w", "_w"), ("h_ w", "h_")):
+        with pytest.raises(PatternError, match=f"axis name '{name}' starts or ends with '_'"):
+            check_names(parse_pattern(text))
+    with pytest.raises(PatternError, match="'\u00d7' is not a valid axis name"):
+        check_names(parse_pattern("a \u00d7"))
 
 
 def test_ellipsis_without_spaces() -> None:
     (term,) = parse_pattern("...ij").inputs
-    assert isinstance(term.elements[0], Ellipsis)
+    assert isinstance(term.elements[0], Dots)
     assert term.elements[1] == Axis("ij", (3, 5))
 
 
@@ -67,12 +85,16 @@ def test_ast_is_immutable_and_hashable() -> None:
         ("a -> b -> c", "a pattern has at most one '->'", (7, 9), None),
         ("a .. -> a", "unexpected character '.' in pattern", (2, 3), "exactly three dots"),
         ("a => a", "unexpected character '=' in pattern", (2, 3), "->"),
-        ("a [b] -> a", "unexpected character '[' in pattern", (2, 3), "round parentheses"),
+        ("a {b} -> a", "unexpected character '{' in pattern", (2, 3), "round parentheses"),
+        ("a [b -> a", "unclosed bracket", (2, 3), None),
+        ("a b] -> a", "unmatched closing bracket", (3, 4), None),
+        ("[a [b]] -> a", "nested brackets are not allowed", (3, 4), None),
+        ("[a _] -> a", "'_' is not allowed inside brackets", (3, 4), None),
         ("2a -> a", "axis name '2a' starts with a digit", (0, 2), None),
         ("a 0 -> a", "anonymous axis of length 0 is not allowed: lengths are >= 1", (2, 3), None),
         ("(a _) -> a", "'_' is not allowed inside parentheses", (3, 4), None),
         ("(a *) -> a", "'*' is not allowed inside parentheses", (3, 4), None),
-        ("é -> a", "unexpected character 'é' in pattern", (0, 1), None),
+        ("a ; b -> a", "unexpected character ';' in pattern", (2, 3), None),
     ],
 )
 def test_syntax_errors(text: str, reason: str, span: tuple[int, int], hint: str | None) -> None:
@@ -97,3 +119,35 @@ def test_caret_lines_up_under_fault() -> None:
     assert lines[1] == '  pattern: "a b -> (a b"'
     caret = lines[2]
     assert caret.index("^") == lines[1].index('"') + 1 + 7
+
+
+def test_brackets_hold_the_axes_an_op_works_along() -> None:
+    (term,) = parse_pattern("b [h (w 2) ...] c").inputs
+    bracket = term.elements[1]
+    assert isinstance(bracket, Bracket)
+    assert bracket.span == (2, 15)
+    assert [type(e) for e in bracket.elements] == [Axis, Group, Dots]
+    assert parse_pattern("[]").inputs[0].elements == (Bracket((), (0, 2)),)
+
+
+def test_unicode_letters_and_symbols_are_words() -> None:
+    (term,) = parse_pattern("ÀÁ\u00d7").inputs
+    assert term.elements == (Axis("ÀÁ\u00d7", (0, 3)),)
+    (term,) = parse_pattern("größe x").inputs
+    assert [e.name for e in term.elements if isinstance(e, Axis)] == ["größe", "x"]
+
+
+@pytest.mark.parametrize(
+    ("text", "spaced"),
+    [
+        ("ij,jk->ik", False),
+        ("bij , bjk -> bik", False),
+        ("...ij,...jk", False),
+        ("b h i d, b h j d -> b h i j", True),
+        ("(a b) c -> c", True),
+        ("a, b -> a b", True),
+        ("index ->", False),
+    ],
+)
+def test_the_notation_rule(text: str, spaced: bool) -> None:
+    assert is_spaced(parse_pattern(text)) is spaced

@@ -16,12 +16,12 @@ import tensorops as tops
 
 #: The documented bound of every cache (docs/guarantees.md); a new cache must be added here.
 CACHE_SIZES = {
+    "tensorops._dispatch.bound_plan": 4096,
     "tensorops._einsum._bind.bind_equation": 1024,
+    "tensorops._einsum._compile.plan_einsum_cached": 1024,
     "tensorops._einsum._notation.parse_equation": 1024,
-    "tensorops._einsum._plan.compile_cached": 4096,
     "tensorops._grammar.parse_pattern": 1024,
     "tensorops._pack._pack_term": 256,
-    "tensorops._plan._bind_cached": 4096,
     "tensorops._plan.check_pattern": 1024,
 }
 
@@ -64,7 +64,7 @@ def _shapes_round(offset: int, count: int) -> None:
 
 def test_many_distinct_shapes_keep_the_cache_at_its_bound() -> None:
     tops.clear_caches()
-    name = "tensorops._plan._bind_cached"
+    name = "tensorops._dispatch.bound_plan"
     tracemalloc.start()
     try:
         _shapes_round(40_000, 20_000)  # lengths > 256 in both rounds: no small-int cache

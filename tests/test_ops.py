@@ -81,12 +81,12 @@ def test_reduce_any_all(backend: Any, reduction: str) -> None:
 def test_reduce_callable_hits_the_plan_cache() -> None:
     x = np.arange(24.0).reshape(2, 3, 4)
     tops.reduce(x, "a b c -> a", lambda t, axes: t.sum(axis=axes))
-    from tensorops._plan import _bind_cached
+    from tensorops._dispatch import bound_plan
 
-    before = _bind_cached.cache_info()
+    before = bound_plan.cache_info()
     for _ in range(5):
         result = tops.reduce(x, "a b c -> a", lambda t, axes: t.sum(axis=axes))
-    after = _bind_cached.cache_info()
+    after = bound_plan.cache_info()
     assert after.misses == before.misses
     assert after.hits == before.hits + 5
     np.testing.assert_array_equal(result, x.sum(axis=(1, 2)))

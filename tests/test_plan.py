@@ -10,18 +10,20 @@ import pytest
 
 import tensorops as tops
 from tensorops._backends import NUMPY_BACKEND
-from tensorops._ops import apply_recipe
-from tensorops._plan import PERMUTE, REDUCE, RESHAPE, SEVERAL, Recipe, bind_recipe
+from tensorops._plan import Recipe, plan_recipe
+
+# the one call a recipe is, or None for several steps (or none)
+PERMUTE, RESHAPE, REDUCE, SEVERAL = "permute", "reshape", "reduce", None
 
 
 def test_recipe_is_an_immutable_value() -> None:
-    recipe = bind_recipe("rearrange", "a (b c) -> c b a", (2, 6), (("b", 2),))
+    recipe = plan_recipe("rearrange", "a (b c) -> c b a", (2, 6), (("b", 2),))
     assert recipe.init_shape == (2, 2, 3)
     assert recipe.perm == (2, 1, 0)
     same = Recipe((2, 2, 3), (), (2, 1, 0), None, None, None, (("a", 2), ("b", 2), ("c", 3)))
     assert recipe == same
     assert hash(recipe) == hash(same)
-    assert recipe != bind_recipe("rearrange", "a b -> b a", (2, 6))
+    assert recipe != plan_recipe("rearrange", "a b -> b a", (2, 6))
     assert recipe != tuple(same._fields())
     assert pickle.loads(pickle.dumps(recipe)) == recipe
     assert copy.deepcopy(recipe) == recipe
@@ -47,14 +49,21 @@ def test_recipe_is_an_immutable_value() -> None:
     ],
 )
 def test_single_names_the_one_call(
-    op: str, pattern: str, shape: tuple[int, ...], lengths: tuple[tuple[str, int], ...], single: int
+    op: str,
+    pattern: str,
+    shape: tuple[int, ...],
+    lengths: tuple[tuple[str, int], ...],
+    single: str | None,
 ) -> None:
     """The ops make a lone call directly; `single` must say exactly when there is one."""
-    recipe = bind_recipe(op, pattern, shape, lengths)
-    assert recipe.single == single
+    recipe = plan_recipe(op, pattern, shape, lengths)
+    assert recipe.single() == single
+    executor = recipe.executor(NUMPY_BACKEND, "sum" if op == "reduce" else None)
+    assert (getattr(executor, "__name__", "") == single) == (single is not None)
     # the direct call gives what the whole recipe gives
     x = np.arange(float(np.prod(shape))).reshape(shape)
     kwargs = dict(lengths)
     args = (x, pattern, "sum") if op == "reduce" else (x, pattern)
-    expected = apply_recipe(NUMPY_BACKEND, x, recipe, "sum" if op == "reduce" else None)
+    expected = recipe.run_steps(NUMPY_BACKEND, x, "sum" if op == "reduce" else None)
     np.testing.assert_array_equal(getattr(tops, op)(*args, **kwargs), expected)
+    np.testing.assert_array_equal(executor(x, "sum" if op == "reduce" else None), expected)

@@ -16,22 +16,21 @@ the first unknown type only. Importing this package imports numpy and nothing el
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .._errors import BackendError, TensorOpsError
-from ._array_api import ArrayApiBackend
-from ._base import REDUCTIONS, Backend
-from ._numpy import NumpyBackend
+from tensorops._backends._array_api import ArrayApiBackend
+from tensorops._backends._numpy import NumpyBackend
+from tensorops._errors import BackendError, unknown_option
+from tensorops._tracing import STAND_INS
+from tensorops._types import Backend
 
 __all__ = [
-    "BEFORE_TORCH",
-    "REDUCTIONS",
+    "ADAPTERS",
+    "NUMPY_BACKEND",
     "ArrayApiBackend",
     "Backend",
-    "BackendError",
     "backend_for_name",
     "backend_for_namespace",
     "get_backend",
@@ -46,15 +45,12 @@ _TORCH_EXTRA = 'pip install "tensorops[torch]"'
 
 NUMPY_BACKEND = NumpyBackend()
 
-#: type(x) -> adapter. The hot path reads it directly: ``_BY_TYPE[type(x)]``.
-_BY_TYPE: dict[type, Backend] = {np.ndarray: NUMPY_BACKEND}
+#: type(x) -> adapter, one entry per array type seen. The ops' fast path reads it
+#: directly (``ADAPTERS[type(x)]``); :func:`get_backend` fills it.
+ADAPTERS: dict[type, Backend] = {np.ndarray: NUMPY_BACKEND}
 #: array namespace module -> its one adapter.
 _BY_NAMESPACE: dict[Any, ArrayApiBackend] = {}
 _TORCH_BACKEND: list[Backend] = []
-#: Run once, just before the torch adapter is made. The package registers here the loading
-#: of the modules ``import tensorops`` leaves out, so that once torch is in use nothing is
-#: imported for the first time inside a torch.compile trace (see docs/architecture.md).
-BEFORE_TORCH: list[Callable[[], None]] = []
 
 # Types that are never arrays: rejected without importing array_api_compat.
 _NOT_ARRAYS = (str, bytes, list, tuple, dict, set, int, float, complex, type(None))
@@ -67,7 +63,7 @@ def get_backend(x: Any) -> Backend:
         BackendError: ``x`` is not an array of a supported family.
     """
     try:
-        return _BY_TYPE[type(x)]
+        return ADAPTERS[type(x)]
     except KeyError:
         return _detect(x)
 
@@ -86,22 +82,19 @@ def _detect(x: Any) -> Backend:
         raise _unsupported(x)
     else:
         backend = backend_for_namespace(_namespace_of(x))
-    _BY_TYPE[cls] = backend
+    ADAPTERS[cls] = backend
     return backend
 
 
 def _namespace_of(x: Any) -> Any:
+    from array_api_compat import array_namespace
+
     try:
-        from array_api_compat import array_namespace
-    except ImportError:  # pragma: no cover - array_api_compat is a dependency
-        pass
-    else:
-        try:
-            return array_namespace(x)
-        except TypeError:
-            pass  # not an array to array_api_compat; look for the protocol ourselves
-        except Exception as error:  # raised by x.__array_namespace__: report, don't leak
-            raise _broken_namespace(x, error) from None
+        return array_namespace(x)
+    except TypeError:
+        pass  # not an array to array_api_compat; look for the protocol ourselves
+    except Exception as error:  # raised by x.__array_namespace__: report, don't leak
+        raise _broken_namespace(x, error) from None
     namespace = getattr(x, "__array_namespace__", None)
     if namespace is None:
         raise _unsupported(x)
@@ -136,11 +129,11 @@ def backend_for_namespace(xp: Any) -> ArrayApiBackend:
 
 
 def import_torch(purpose: str = "the torch backend") -> Any:
-    """``import torch``, or a TensorOpsError naming the pip extra when it is missing."""
+    """``import torch``, or a BackendError naming the pip extra when it is missing."""
     try:
         import torch
     except ImportError:
-        raise TensorOpsError(
+        raise BackendError(
             f"{purpose} needs PyTorch, which is not installed: {_TORCH_EXTRA}",
             hint=_TORCH_EXTRA,
         ) from None
@@ -149,17 +142,16 @@ def import_torch(purpose: str = "the torch backend") -> Any:
 
 def _torch_backend() -> Backend:
     if not _TORCH_BACKEND:
-        for load in BEFORE_TORCH:
-            load()
-        from ._torch import TorchBackend
+        from tensorops._backends._torch import TorchBackend, stand_in
 
         backend = TorchBackend()
         _TORCH_BACKEND.append(backend)
+        STAND_INS["torch"] = stand_in
         # Register the common tensor types at once, so a first call on a Parameter inside a
         # compiled region does not mutate the table while it is traced.
         torch = sys.modules["torch"]
-        _BY_TYPE.setdefault(torch.Tensor, backend)
-        _BY_TYPE.setdefault(torch.nn.Parameter, backend)
+        ADAPTERS.setdefault(torch.Tensor, backend)
+        ADAPTERS.setdefault(torch.nn.Parameter, backend)
     return _TORCH_BACKEND[0]
 
 
@@ -167,14 +159,13 @@ def backend_for_name(name: str) -> Backend:
     """The adapter called ``name``: ``"numpy"`` or ``"torch"``.
 
     Raises:
-        TensorOpsError: unknown name, or ``"torch"`` when PyTorch is not installed.
+        ArgumentError: an unknown name.
+        BackendError: ``"torch"`` when PyTorch is not installed.
     """
     if name == "numpy":
         return NUMPY_BACKEND
     if name == "torch":
         import_torch()
         return _torch_backend()
-    raise TensorOpsError(
-        f"unknown backend {name!r}: expected 'numpy' or 'torch'",
-        hint="for other libraries pass one of their arrays; the backend follows its type",
-    )
+    hint = "for other libraries pass one of their arrays; the backend follows its type"
+    raise unknown_option("backend", name, ("numpy", "torch"), hint=hint)

@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import TensorOpsError
-from ._numpy import split_by_slicing
+from tensorops._backends._numpy import split_by_slicing
+from tensorops._errors import FRAMEWORK_ERRORS, BackendError
+from tensorops._types import Executor
 
 __all__ = ["ArrayApiBackend"]
 
-_FRAMEWORK_ERRORS = (TypeError, ValueError, RuntimeError, IndexError)
 
 # The standard's rule for an array and a Python number: the number takes the array's
 # dtype when its kind fits in it (bool is tested before int, which it subclasses).
@@ -36,14 +36,15 @@ _SCALAR_KINDS: tuple[tuple[type, tuple[str, ...]], ...] = (
 class ArrayApiBackend:
     """Primitives for the arrays of one array-API namespace ``xp``."""
 
-    __slots__ = ("_is_cupy", "_is_dask", "_linalg_diagonal", "namespace", "xp")
+    __slots__ = ("_is_cupy", "_linalg_diagonal", "is_dask", "namespace", "xp")
     name: str = "array_api"
 
     def __init__(self, xp: Any) -> None:
         self.xp = xp
         #: the namespace's module name, for messages: "jax.numpy", "array_api_strict", ...
         self.namespace: str = getattr(xp, "__name__", type(xp).__name__)
-        self._is_dask = self.namespace in ("dask.array", "array_api_compat.dask.array")
+        #: whether the arrays are Dask's (lazy: asking for values computes them)
+        self.is_dask = self.namespace in ("dask.array", "array_api_compat.dask.array")
         self._is_cupy = self.namespace in ("cupy", "array_api_compat.cupy")
         # `diagonal` is in the optional linalg extension only; without it we fall back to
         # a strided slice of the flattened last two axes (see `diagonal`).
@@ -51,11 +52,11 @@ class ArrayApiBackend:
         self._linalg_diagonal: Callable[[Any], Any] | None = getattr(linalg, "diagonal", None)
 
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
-        if self._is_dask and 0 in x.shape and -1 not in shape:
+        if self.is_dask and 0 in x.shape and -1 not in shape:
             # Dask cannot reshape empty arrays split into several chunks
             # (https://github.com/dask/dask/issues/2561); an empty result holds no data.
             return self.xp.empty(shape, dtype=x.dtype)
-        if self._is_dask:
+        if self.is_dask:
             try:
                 return self.xp.reshape(x, shape)
             except NotImplementedError:
@@ -68,17 +69,40 @@ class ArrayApiBackend:
         return self.xp.permute_dims(x, axes)
 
     def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
-        if not axes:
-            return x
-        try:
-            return getattr(self.xp, reduction)(x, axis=axes)
-        except _FRAMEWORK_ERRORS as error:
-            # e.g. array-api-strict refuses the mean of an integer array (the standard
-            # defines mean for floating-point dtypes only).
-            raise TensorOpsError(
-                f"cannot take the {reduction} over axes {axes} of a {self.namespace} array "
-                f"with shape {tuple(x.shape)} and dtype {x.dtype}: {error}"
-            ) from None
+        return self.reducer(reduction, axes)(x, None)
+
+    def permuter(self, axes: tuple[int, ...]) -> Executor:
+        permute_dims = self.xp.permute_dims
+
+        def permute(x: Any, arg: Any) -> Any:
+            return permute_dims(x, axes)
+
+        return permute
+
+    def reshaper(self, shape: tuple[int, ...]) -> Executor:
+        def reshape(x: Any, arg: Any) -> Any:
+            return self.reshape(x, shape)
+
+        return reshape
+
+    def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
+        function = getattr(self.xp, reduction)
+        namespace = self.namespace
+
+        def reduce(x: Any, arg: Any) -> Any:
+            if not axes:
+                return x
+            try:
+                return function(x, axis=axes)
+            except FRAMEWORK_ERRORS as error:
+                # e.g. array-api-strict refuses the mean of an integer array (the standard
+                # defines mean for floating-point dtypes only).
+                raise BackendError(
+                    f"cannot take the {reduction} over axes {axes} of a {namespace} array "
+                    f"with shape {tuple(x.shape)} and dtype {x.dtype}: {error}"
+                ) from None
+
+        return reduce
 
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
         return self.xp.broadcast_to(x, shape)
@@ -128,7 +152,7 @@ class ArrayApiBackend:
         return flat[..., :: n + 1]
 
     def to_numpy(self, x: Any) -> Any:
-        if self._is_dask:
+        if self.is_dask:
             # Asking for values is asking for the computation.
             return np.asarray(x.compute())
         if self._is_cupy:

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import TensorOpsError
+from tensorops._errors import FRAMEWORK_ERRORS, BackendError
+from tensorops._types import Executor
 
 __all__ = ["NumpyBackend", "split_by_slicing"]
 
@@ -56,15 +57,34 @@ class NumpyBackend:
         return x.transpose(axes)
 
     def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
+        return self.reducer(reduction, axes)(x, None)
+
+    def permuter(self, axes: tuple[int, ...]) -> Executor:
+        def permute(x: Any, arg: Any) -> Any:
+            return x.transpose(axes)
+
+        return permute
+
+    def reshaper(self, shape: tuple[int, ...]) -> Executor:
+        def reshape(x: Any, arg: Any) -> Any:
+            return x.reshape(shape)
+
+        return reshape
+
+    def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
         function = _REDUCE[reduction]
-        try:
-            return function(x, axes)  # positional: parsed faster than axis=
-        except (ValueError, TypeError) as error:
-            # e.g. max of an empty axis: "zero-size array to reduction operation ..."
-            raise TensorOpsError(
-                f"cannot take the {reduction} over axes {axes} of a numpy array with "
-                f"shape {np.shape(x)} and dtype {np.asarray(x).dtype}: {error}"
-            ) from None
+
+        def reduce(x: Any, arg: Any) -> Any:
+            try:
+                return function(x, axes)  # positional: parsed faster than axis=
+            except FRAMEWORK_ERRORS as error:
+                # e.g. max of an empty axis: "zero-size array to reduction operation ..."
+                raise BackendError(
+                    f"cannot take the {reduction} over axes {axes} of a numpy array with "
+                    f"shape {np.shape(x)} and dtype {np.asarray(x).dtype}: {error}"
+                ) from None
+
+        return reduce
 
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
         # A read-only view: nobody writes through the broadcast alias by accident.

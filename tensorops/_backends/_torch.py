@@ -6,23 +6,22 @@ no ``.cpu()``, no host synchronization, no Python branching on tensor values.
 Only :meth:`TorchBackend.to_numpy` moves data to the host, because it is asked to.
 
 This module imports torch; ``tensorops._backends`` imports it only once a
-tensor has been seen (torch is then already in ``sys.modules``).
+tensor has been seen (torch is then already in ``sys.modules``). What tensorops
+does for torch.compile is in :mod:`tensorops._tracing`.
 """
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from .._errors import TensorOpsError
+from tensorops._errors import FRAMEWORK_ERRORS, BackendError
+from tensorops._types import Executor
 
-__all__ = ["TorchBackend", "tensor_to_numpy"]
+__all__ = ["TorchBackend", "stand_in", "tensor_to_numpy"]
 
 #: dtypes NumPy cannot hold, and the dtype they are widened to on the way to NumPy.
 _WIDENED: dict[torch.dtype, torch.dtype] = {torch.bfloat16: torch.float32}
@@ -33,9 +32,6 @@ if hasattr(torch, "float8_e8m0fnu"):
     _WIDENED[torch.float8_e8m0fnu] = torch.float32
 if hasattr(torch, "complex32"):
     _WIDENED[torch.complex32] = torch.complex64
-
-# The framework errors a reduction can raise on bad input (empty axes, bad dtypes).
-_FRAMEWORK_ERRORS = (RuntimeError, IndexError, ValueError, TypeError)
 
 
 def tensor_to_numpy(x: torch.Tensor) -> np.ndarray[Any, Any]:
@@ -59,10 +55,15 @@ def tensor_to_numpy(x: torch.Tensor) -> np.ndarray[Any, Any]:
     try:
         return x.numpy()
     except (TypeError, RuntimeError) as error:
-        raise TensorOpsError(
+        raise BackendError(
             f"cannot convert a torch tensor of dtype {str(x.dtype).removeprefix('torch.')} "
             f"to numpy: {error}"
         ) from None
+
+
+def stand_in(shape: tuple[int, ...], dtype: str) -> torch.Tensor:
+    """A meta tensor (no data) of `shape` and the dtype named `dtype` (``"torch.float32"``)."""
+    return torch.empty(shape, dtype=getattr(torch, dtype.removeprefix("torch.")), device="meta")
 
 
 class TorchBackend:
@@ -71,9 +72,9 @@ class TorchBackend:
     __slots__ = ()
     name: str = "torch"
 
-    # Sizes are passed as separate arguments: torch parses `reshape(2, 3)` about 0.4 µs
-    # faster than `reshape((2, 3))`, which is most of a cache hit's budget on small tensors.
-    # An empty shape must stay a tuple: `x.reshape()` is an error.
+    # Sizes are passed as separate arguments: torch parses `reshape(2, 3)` faster than
+    # `reshape((2, 3))` (benchmarks/overhead.py). An empty shape must stay a tuple:
+    # `x.reshape()` is an error.
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
         return x.reshape(*shape) if shape else x.reshape(shape)
 
@@ -81,16 +82,33 @@ class TorchBackend:
         return x.permute(*axes) if axes else x
 
     def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
-        if not axes:
-            # torch reads dim=() as "every dim"; the protocol means "no dim".
-            return x
-        try:
-            reducer = _REDUCERS.get(reduction)
-            if reducer is not None:
-                return reducer(x, axes)  # positional: torch parses it ~0.2 µs faster
-            return _reduce(x, reduction, axes)
-        except _FRAMEWORK_ERRORS as error:
-            raise _refused(x, reduction, axes, error) from None
+        return self.reducer(reduction, axes)(x, None)
+
+    def permuter(self, axes: tuple[int, ...]) -> Executor:
+        def permute(x: Any, arg: Any) -> Any:
+            return x.permute(*axes) if axes else x
+
+        return permute
+
+    def reshaper(self, shape: tuple[int, ...]) -> Executor:
+        def reshape(x: Any, arg: Any) -> Any:
+            return x.reshape(*shape) if shape else x.reshape(shape)
+
+        return reshape
+
+    def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
+        function = _REDUCERS.get(reduction, _reduce_one_by_one(reduction))
+
+        def reduce(x: Any, arg: Any) -> Any:
+            if not axes:
+                # torch reads dim=() as "every dim"; the protocol means "no dim".
+                return x
+            try:
+                return function(x, axes)  # positional: torch parses it faster than dim=
+            except FRAMEWORK_ERRORS as error:
+                raise _refused(x, reduction, axes, error) from None
+
+        return reduce
 
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
         return x.expand(*shape) if shape else x.expand(shape)  # stride-0 view, no copy
@@ -145,76 +163,29 @@ _REDUCERS: dict[str, Any] = {
 }
 
 
-def _reduce(x: torch.Tensor, reduction: str, axes: tuple[int, ...]) -> torch.Tensor:
-    """The reductions torch has no multi-axis call for."""
-    if reduction == "prod":
-        # torch.prod takes a single dim; reduce the highest first so lower ones keep their index.
+def _reduce_one_by_one(reduction: str) -> Any:
+    """A multi-axis reduction from torch's one-axis call (prod), highest axis first."""
+    single = getattr(torch, reduction)
+
+    def reduce(x: torch.Tensor, axes: tuple[int, ...]) -> torch.Tensor:
         ndim = x.ndim
         for axis in sorted((a + ndim if a < 0 else a for a in axes), reverse=True):
-            x = torch.prod(x, dim=axis)
+            x = single(x, dim=axis)
         return x
-    raise TensorOpsError(f"unknown reduction {reduction!r}")
+
+    return reduce
 
 
 def _refused(x: torch.Tensor, reduction: str, axes: tuple[int, ...], error: Exception) -> Exception:
     """The TensorOpsError for a reduction torch refused, explained where we can."""
     dtype = str(x.dtype).removeprefix("torch.")
     if reduction == "mean" and not (x.dtype.is_floating_point or x.dtype.is_complex):
-        return TensorOpsError(
+        return BackendError(
             f"mean of an integer tensor is not defined in torch (dtype {dtype}); "
             "convert to float first",
             hint="call x.float() before reducing, or use 'sum'",
         )
-    return TensorOpsError(
+    return BackendError(
         f"cannot take the {reduction} over axes {axes} of a torch tensor with "
         f"shape {tuple(x.shape)} and dtype {dtype}: {error}"
     )
-
-
-# --- torch.compile: tracing through the plan caches --------------------------------------------
-# Dynamo does not call functools.lru_cache wrappers: it traces the wrapped function (exact here:
-# the planning helpers are pure functions of strings and shapes, and the trace constant-folds to
-# the framework calls) but warns once per wrapper, which breaks `-W error` test suites. torch
-# marks einops' planning helpers as safe to trace (torch/_dynamo/decorators.py,
-# `_allow_lru_cache_trace_without_warning_for_einops`); we mark ours the same way. Importing
-# torch._dynamo costs ~1.5 s, so the marking waits until torch.compile imports it.
-_DYNAMO_UTILS = "torch._dynamo.utils"
-
-
-def _allow_dynamo_to_trace_caches(dynamo_utils: Any) -> None:
-    """Mark every lru_cache wrapper of the loaded tensorops modules as safe for Dynamo to trace."""
-    allow = getattr(dynamo_utils, "allow_lru_cache_wrapper_trace_without_warning", None)
-    if allow is None:  # older torch: Dynamo warns once per helper, results are unaffected
-        return
-    for name, module in list(sys.modules.items()):
-        if name != "tensorops" and not name.startswith("tensorops."):
-            continue
-        for value in list(vars(module).values()):
-            if hasattr(value, "cache_info") and hasattr(value, "__wrapped__"):
-                allow(value)
-
-
-class _OnDynamoImport(importlib.abc.MetaPathFinder):
-    """Runs :func:`_allow_dynamo_to_trace_caches` right after ``torch._dynamo.utils`` loads."""
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != _DYNAMO_UTILS:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        loader = getattr(spec, "loader", None)
-        if loader is not None and hasattr(loader, "exec_module"):
-            exec_module = loader.exec_module
-
-            def exec_and_allow(module: Any) -> None:
-                exec_module(module)
-                _allow_dynamo_to_trace_caches(module)
-
-            loader.exec_module = exec_and_allow
-        return spec
-
-
-if _DYNAMO_UTILS in sys.modules:
-    _allow_dynamo_to_trace_caches(sys.modules[_DYNAMO_UTILS])
-else:
-    sys.meta_path.insert(0, _OnDynamoImport())

@@ -1,84 +1,39 @@
 """The public ``einsum`` and ``einsum_path``.
 
-A call with a cached plan does one ``type(x)`` lookup, one LRU lookup keyed on
-(equation, shapes, strategy, memory_limit, lengths), then the framework calls.
-Validation and error context happen only on the slow path.
+``einsum`` is an op of the dispatch (:mod:`tensorops._dispatch`): a call with a
+cached plan does one ``type(x)`` lookup per operand, one LRU lookup keyed on
+(equation, shapes, lengths, strategy, memory limit, notation), then runs the
+compiled program. ``einsum_path`` plans without running, and never compiles a
+program.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
-from tensorops._backends import _BY_TYPE, NUMPY_BACKEND, get_backend
-from tensorops._backends._base import Backend
+from tensorops._backends import NUMPY_BACKEND, get_backend
 from tensorops._config import config
-from tensorops._einsum._execute import promote, run_program
-from tensorops._einsum._plan import (
-    Compiled,
+from tensorops._dispatch import Op, call_many
+from tensorops._einsum._compile import (
     ContractionPlan,
-    compile_cached,
     compile_einsum,
-    describe,
     normalize_path,
+    plan_einsum,
+    plan_einsum_cached,
 )
-from tensorops._errors import TensorOpsError, add_context
+from tensorops._errors import ArgumentError, TensorOpsError, describe_inputs
+from tensorops._tracing import raise_error
+from tensorops._types import Backend, Executor
 
-__all__ = ["ContractionPlan", "einsum", "einsum_path"]
-
-# What a framework raises for input it refuses (e.g. a dtype matmul does not support).
-_FRAMEWORK_ERRORS = (ValueError, RuntimeError, TypeError, IndexError, ArithmeticError)
-
-
-def _split_args(op: str, args: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
-    """(equation, operands) from either argument order."""
-    if args and isinstance(args[0], str):
-        return args[0], args[1:]
-    if args and isinstance(args[-1], str):
-        return args[-1], args[:-1]
-    given = ", ".join(type(arg).__name__ for arg in args[:4]) or "nothing"
-    raise TensorOpsError(
-        f"the equation must be a str, given first or last; got {given}",
-        op=op,
-        hint=f"{op}('ij,jk->ik', a, b) (numpy order) or {op}(a, b, 'i j, j k -> i k') "
-        "(einops order)",
-    )
-
-
-def _strategy(strategy: Any) -> Any:
-    if strategy is None or isinstance(strategy, str):
-        return strategy
-    if isinstance(strategy, Sequence):
-        return normalize_path(strategy)
-    raise TensorOpsError(
-        f"strategy must be a str or an explicit path, got {type(strategy).__name__}",
-        hint="e.g. strategy='optimal' or strategy=[(0, 1), (0, 1)]",
-    )
-
-
-def _plan(
-    equation: str,
-    shapes: tuple[Any, ...],
-    strategy: Any,
-    memory_limit: Any,
-    lengths: dict[str, Any],
-) -> Compiled:
-    """Resolve the settings and compile, cached unless a shape is unhashable (SymInt)."""
-    settings = config.current()
-    strategy = settings.strategy if strategy is None else _strategy(strategy)
-    memory_limit = settings.memory_limit if memory_limit is None else memory_limit
-    key = (equation, shapes, strategy, memory_limit, tuple(lengths.items()))
-    try:
-        return compile_cached(*key)
-    except TypeError:  # an unhashable (symbolic) shape: the same plan, without the cache
-        return compile_einsum(*key)
-
+__all__ = ["EINSUM", "ContractionPlan", "einsum", "einsum_path", "einsum_settings"]
 
 # Python numbers numpy.einsum takes as 0-d operands.
 _NUMBERS = (int, float, complex)
 
 
-def _lift_numbers(operands: tuple[Any, ...]) -> tuple[Any, ...]:
+def _lift_numbers(op: Op, operands: tuple[Any, ...]) -> tuple[Any, ...]:
     """Python numbers as 0-d arrays of the other operands' family (NumPy if there are none)."""
     if not any(isinstance(x, _NUMBERS) for x in operands):
         return operands
@@ -87,43 +42,48 @@ def _lift_numbers(operands: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(backend.scalar(x, like) if isinstance(x, _NUMBERS) else x for x in operands)
 
 
-def _backend_of(operands: tuple[Any, ...]) -> Backend:
-    if not operands:
-        raise TensorOpsError("einsum needs at least one array", op="einsum")
-    backend = get_backend(operands[0])
-    for i, x in enumerate(operands[1:], 1):
-        if type(x) is not type(operands[0]) and get_backend(x) is not backend:
-            raise TensorOpsError(
-                f"operand {i} is a {type(x).__name__}, operand 0 is a "
-                f"{type(operands[0]).__name__}: all operands must be of one array family",
-                hint="convert them first, e.g. with tops.convert(x, 'torch')",
-            )
-    return backend
-
-
-def _run(backend: Backend, operands: Sequence[Any], compiled: Compiled) -> Any:
-    if backend.name != "numpy" and len(operands) > 1:
-        dtype = operands[0].dtype
-        if any(x.dtype != dtype for x in operands):
-            operands = promote(backend, operands)
-    return run_program(backend, operands, compiled.program)
-
-
-def _slow(args: tuple[Any, ...], strategy: Any, memory_limit: Any, lengths: dict[str, Any]) -> Any:
-    equation: str | None = None
-    operands: tuple[Any, ...] = ()
+def _plan(equation: str, shapes: Any, lengths: Any, variant: Any, backend: Backend) -> Executor:
+    strategy, memory_limit, spaced = variant
     try:
-        equation, operands = _split_args("einsum", args)
-        operands = _lift_numbers(operands)
-        backend = _backend_of(operands)
-        shapes = tuple(tuple(x.shape) for x in operands)
-        compiled = _plan(equation, shapes, strategy, memory_limit, lengths)
-        return _run(backend, operands, compiled)
-    except TensorOpsError as error:
-        raise add_context(error, "einsum", equation, operands, lengths) from None
-    except _FRAMEWORK_ERRORS as error:
-        reason = f"the array library refused a step: {type(error).__name__}: {error}"
-        raise add_context(TensorOpsError(reason), "einsum", equation, operands, lengths) from None
+        plan = plan_einsum_cached(equation, shapes, lengths, spaced, strategy, memory_limit)
+    except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
+        plan = plan_einsum(equation, shapes, lengths, spaced, strategy, memory_limit)
+    return functools.partial(compile_einsum(plan).run, backend)
+
+
+EINSUM = Op("einsum", _plan, "einsum('ij,jk->ik', a, b)", prepare=_lift_numbers)
+
+
+def _split_args(op: str, args: tuple[Any, ...]) -> tuple[str, tuple[Any, ...], bool | None]:
+    """(equation, operands, spaced) from either argument order."""
+    if args and isinstance(args[0], str):
+        return args[0], args[1:], None
+    if args and isinstance(args[-1], str):
+        return args[-1], args[:-1], True
+    given = ", ".join(type(arg).__name__ for arg in args[:4]) or "nothing"
+    raise ArgumentError(
+        f"the equation must be a str, given first or last; got {given}",
+        hint=f"{op}('ij,jk->ik', a, b) (numpy order) or {op}(a, b, 'i j, j k -> i k') "
+        "(einops order)",
+    )
+
+
+def einsum_settings(strategy: Any, memory_limit: Any) -> tuple[Any, Any]:
+    """The strategy and memory limit in effect: the call's, else ``tops.config``'s."""
+    if strategy is None or memory_limit is None:
+        settings = config.current()
+        if strategy is None:
+            strategy = settings.strategy
+        if memory_limit is None:
+            memory_limit = settings.memory_limit
+    if not isinstance(strategy, str):
+        if not isinstance(strategy, Sequence):
+            raise ArgumentError(
+                f"strategy must be a str or an explicit path, got {type(strategy).__name__}",
+                hint="e.g. strategy='optimal' or strategy=[(0, 1), (0, 1)]",
+            )
+        strategy = normalize_path(strategy)
+    return strategy, memory_limit
 
 
 def einsum(
@@ -141,8 +101,9 @@ def einsum(
 
     Args:
         *args: The equation and the arrays, as ``(equation, *arrays)`` (NumPy order)
-            or ``(*arrays, equation)`` (einops order). The arrays are of one family;
-            a Python number is a 0-d operand of that family (``",i"`` scales).
+            or ``(*arrays, equation)`` (einops order, always spaced names). The arrays
+            are of one family; a Python number is a 0-d operand of that family
+            (``",i"`` scales).
         strategy: ``"auto"``, ``"optimal"``, ``"dp"``, ``"greedy"``, or an explicit
             path (``[(0, 1), (0, 1)]`` or NumPy's ``["einsum_path", ...]``); None
             uses ``tops.config.strategy``.
@@ -172,36 +133,39 @@ def einsum(
         array([0., 2., 4.])
     """
     try:
+        # the common calls, without a function call: equation first or last, settings
+        # from tops.config; anything else is sorted out by _split_args / einsum_settings
         equation = args[0]
         if type(equation) is str:
-            operands = args[1:]
+            operands, spaced = args[1:], None
         else:
-            equation = args[-1]
-            operands = args[:-1]
-        backend = _BY_TYPE[type(operands[0])]
-        shapes = []
-        for x in operands:
-            # by family, not type: nn.Parameter weights meet plain Tensor inputs
-            if _BY_TYPE[type(x)] is not backend:
+            equation, operands, spaced = args[-1], args[:-1], True
+            if type(equation) is not str:
                 raise TypeError
-            shapes.append(x.shape)
-        if strategy is None or memory_limit is None:
+        if strategy is None and memory_limit is None:
             settings = config.current()
-            if strategy is None:
-                strategy = settings.strategy
-            if memory_limit is None:
-                memory_limit = settings.memory_limit
-        items = tuple(lengths.items()) if lengths else ()
-        compiled = compile_cached(equation, tuple(shapes), strategy, memory_limit, items)
-    except (KeyError, TypeError, IndexError, AttributeError, TensorOpsError):
-        return _slow(args, strategy, memory_limit, lengths)
+            variant = (settings.strategy, settings.memory_limit, spaced)
+        else:
+            variant = (*einsum_settings(strategy, memory_limit), spaced)
+    except (IndexError, TypeError, TensorOpsError):
+        equation, operands, variant = _arguments(args, strategy, memory_limit, lengths)
+    return call_many(EINSUM, operands, equation, lengths, variant, None)
+
+
+def _arguments(
+    args: tuple[Any, ...], strategy: Any, memory_limit: Any, lengths: dict[str, Any]
+) -> tuple[str, tuple[Any, ...], tuple[Any, ...]]:
+    """(equation, operands, plan variant) of any einsum call, or its error with context."""
     try:
-        return _run(backend, operands, compiled)
-    except (TensorOpsError, *_FRAMEWORK_ERRORS):
-        return _slow(args, strategy, memory_limit, lengths)
+        equation, operands, spaced = _split_args("einsum", args)
+        return equation, operands, (*einsum_settings(strategy, memory_limit), spaced)
+    except TensorOpsError as error:
+        raise_error(error.with_context(op="einsum", lengths=lengths))
 
 
 def _as_shape(operand: Any) -> tuple[int, ...] | None:
+    if isinstance(operand, _NUMBERS):
+        return ()
     if isinstance(operand, (tuple, list)) and all(
         isinstance(n, int) and not isinstance(n, bool) for n in operand
     ):
@@ -247,17 +211,22 @@ def einsum_path(
     equation: str | None = None
     operands: tuple[Any, ...] = ()
     try:
-        equation, operands = _split_args("einsum_path", args)
+        equation, operands, spaced = _split_args("einsum_path", args)
         if not operands:
-            raise TensorOpsError("einsum_path needs at least one array or shape")
+            raise ArgumentError("einsum_path needs at least one array or shape")
         shapes = []
         for operand in operands:
-            shape = () if isinstance(operand, _NUMBERS) else _as_shape(operand)
+            shape = _as_shape(operand)
             if shape is None:
                 get_backend(operand)  # not an array: a BackendError naming its type
                 shape = tuple(operand.shape)
             shapes.append(shape)
-        compiled = _plan(equation, tuple(shapes), strategy, memory_limit, lengths)
-        return describe(compiled, tuple(shapes))
+        settings = einsum_settings(strategy, memory_limit)
+        items = tuple(lengths.items())
+        plan = plan_einsum_cached(equation, tuple(shapes), items, spaced, *settings)
+        return ContractionPlan(plan, tuple(shapes))
     except TensorOpsError as error:
-        raise add_context(error, "einsum_path", equation, operands, lengths) from None
+        error.with_context(
+            op="einsum_path", pattern=equation, inputs=describe_inputs(operands), lengths=lengths
+        )
+        raise_error(error)

@@ -1,6 +1,7 @@
 """Einsum equations bound to shapes: the size of every axis, checked.
 
-:func:`bind_equation` splits composed dimensions (``(h d)`` with ``h=8``), checks
+:func:`bind_equation` resolves each operand's dimensions with the axis resolver of
+:mod:`tensorops._axes` (compositions such as ``(h d)`` with ``h=8``), checks that
 each axis has one length across operands, and applies NumPy's broadcasting of
 ``...`` and of size-1 axes: a size-1 axis that meets a larger one is dropped from
 its operand, which is constant along it.
@@ -9,48 +10,61 @@ its operand, which is constant along it.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from typing import Any, NamedTuple
 
-from tensorops._einsum._notation import ELLIPSIS_PREFIX, Notation, parse_equation
+from tensorops._axes import DOTS_PREFIX, check_lengths, resolve_dims
+from tensorops._einsum._notation import Notation, parse_equation
 from tensorops._errors import ShapeError, Span
-from tensorops._plan import check_lengths
 
 __all__ = ["Bound", "bind_equation"]
 
-#: The axes of one dimension: one axis, or several composed with ``( )``.
-Dim = tuple[str, ...]
 
-
-@dataclass(frozen=True, slots=True)
-class Bound:
+class Bound(NamedTuple):
     """A notation bound to shapes: sizes of every axis and each operand's elementary form.
 
     Attributes:
         notation: The parsed equation.
-        sizes: Size of every axis after broadcasting.
+        sizes: Each axis with its size after broadcasting, in order of appearance.
         axes: Per operand, its elementary axes after dropping broadcast (size-1) ones;
             an axis repeated within an operand stays repeated (a diagonal).
         shapes: Per operand, the shape with those axes (None: the input shape as is).
     """
 
     notation: Notation
-    sizes: dict[str, int]
+    sizes: tuple[tuple[str, int], ...]
     axes: tuple[tuple[str, ...], ...]
     shapes: tuple[tuple[int, ...] | None, ...]
 
 
+class _Owner(NamedTuple):
+    """Where an axis got its length: the operand, the length, the position in the text."""
+
+    operand: int
+    size: int
+    span: Span
+
+
 @functools.lru_cache(maxsize=1024)
 def bind_equation(
-    equation: str, shapes: tuple[tuple[int, ...], ...], lengths: tuple[tuple[str, int], ...]
+    equation: str,
+    shapes: tuple[tuple[int, ...], ...],
+    lengths: tuple[tuple[str, Any], ...],
+    spaced: bool | None = None,
 ) -> Bound:
-    """Resolve the sizes of every axis of ``equation`` for ``shapes``; cached.
+    """Resolve the sizes of every axis of `equation` for `shapes`; cached.
+
+    Args:
+        equation: The equation.
+        shapes: Each operand's shape.
+        lengths: Lengths of composed axes the caller gave.
+        spaced: As for :func:`~tensorops._einsum._notation.parse_equation`.
 
     Raises:
         TensorOpsError: The equation is malformed or does not fit the shapes / lengths.
     """
-    notation = parse_equation(equation, tuple(len(shape) for shape in shapes))
+    notation = parse_equation(equation, tuple(len(shape) for shape in shapes), spaced)
     given = check_lengths(lengths)
-    known = {axis for term in notation.inputs for dim in term for axis in dim}
+    known = {slot.name for term in notation.inputs for dim in term for slot in dim.slots}
     for name in given:
         if name not in known:
             raise ShapeError(
@@ -59,94 +73,57 @@ def bind_equation(
                 hint="remove the unused keyword argument",
             )
     sizes: dict[str, int] = {}
-    owner: dict[str, tuple[int, int, Span]] = {}
+    owners: dict[str, _Owner] = {}
     elementary: list[list[tuple[str, int]]] = []
-    for number, (term, shape) in enumerate(zip(notation.inputs, shapes, strict=True)):
+    for number, (dims, shape) in enumerate(zip(notation.inputs, shapes, strict=True)):
         items: list[tuple[str, int]] = []
         local: dict[str, int] = {}
-        for dim, length, span in zip(term, shape, notation.input_spans[number], strict=True):
-            for axis, size in _split(equation, dim, length, given, span):
+        for dim, resolved in zip(dims, resolve_dims(equation, dims, shape, given), strict=True):
+            for slot, size in resolved:
+                axis = slot.name or ""
                 if local.setdefault(axis, size) != size:
                     raise ShapeError(
                         f"axis {axis!r} is repeated in operand {number} with different "
                         f"lengths {local[axis]} and {size}: a diagonal needs equal lengths",
                         pattern=equation,
-                        span=span,
+                        span=dim.span,
                     )
-                _unify(equation, sizes, owner, axis, size, number, span, shapes)
+                _unify(equation, sizes, owners, axis, _Owner(number, size, dim.span), shapes)
                 items.append((axis, size))
         elementary.append(items)
     axes, new_shapes = _drop_broadcast(elementary, sizes, shapes)
-    return Bound(notation, sizes, axes, new_shapes)
-
-
-def _split(
-    text: str, dim: Dim, length: int, given: dict[str, int], span: Span
-) -> list[tuple[str, int]]:
-    """The elementary (axis, size) pairs of one input dimension."""
-    if len(dim) == 1 and dim[0] not in given:
-        return [(dim[0], length)]
-    unknown = [axis for axis in dim if axis not in given]
-    known = 1
-    for axis in dim:
-        known *= given.get(axis, 1)
-    if len(unknown) > 1:
-        raise ShapeError(
-            f"cannot split a dimension of length {length} into ({' '.join(dim)}): the lengths "
-            f"of {', '.join(repr(a) for a in unknown)} are unknown",
-            pattern=text,
-            span=span,
-            hint=f"pass all but one of them, e.g. {unknown[0]}=...",
-        )
-    if unknown:
-        if known == 0 or length % known:
-            raise ShapeError(
-                f"cannot split a dimension of length {length} into ({' '.join(dim)}): "
-                f"{length} is not divisible by {known}",
-                pattern=text,
-                span=span,
-            )
-        inferred = {unknown[0]: length // known}
-    else:
-        inferred = {}
-        if known != length:
-            raise ShapeError(
-                f"dimension of length {length} does not match ({' '.join(dim)}) = {known}",
-                pattern=text,
-                span=span,
-            )
-    return [(axis, given[axis] if axis in given else inferred[axis]) for axis in dim]
+    return Bound(notation, tuple(sizes.items()), axes, new_shapes)
 
 
 def _unify(
     text: str,
     sizes: dict[str, int],
-    owner: dict[str, tuple[int, int, Span]],
+    owners: dict[str, _Owner],
     axis: str,
-    size: int,
-    number: int,
-    span: Span,
+    owner: _Owner,
     shapes: tuple[tuple[int, ...], ...],
 ) -> None:
-    """Record ``axis`` of ``size``; size-1 broadcasts, other mismatches are errors."""
+    """Record `axis` of `owner.size`; size-1 broadcasts, other mismatches are errors."""
     previous = sizes.get(axis)
+    size = owner.size
     if previous is None or previous == size:
         sizes[axis] = size
-        owner.setdefault(axis, (number, size, span))
+        owners.setdefault(axis, owner)
         return
-    first, first_size, _ = owner[axis]
     if previous == 1 or size == 1:
         sizes[axis] = max(previous, size)
         if size != 1:
-            owner[axis] = (number, size, span)
+            owners[axis] = owner
         return
-    name = "'...'" if axis[0] == ELLIPSIS_PREFIX else repr(axis)
-    reason = (
-        f"axis {name} has length {first_size} in operand {first} "
-        f"(shape {shapes[first]}) but length {size} in operand {number} (shape "
-        f"{shapes[number]})"
+    first = owners[axis]
+    name = "'...'" if axis[0] == DOTS_PREFIX else repr(axis)
+    raise ShapeError(
+        f"axis {name} has length {first.size} in operand {first.operand} "
+        f"(shape {shapes[first.operand]}) but length {size} in operand {owner.operand} (shape "
+        f"{shapes[owner.operand]})",
+        pattern=text,
+        span=owner.span,
     )
-    raise ShapeError(reason, pattern=text, span=span)
 
 
 def _drop_broadcast(

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tensorops._backends._base import Backend
+from tensorops._types import Backend
 
-__all__ = ["Pair", "Prepare", "Program", "build_program", "run_program"]
+__all__ = ["Pair", "Prepare", "Program", "build_program", "promote", "run_program"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +251,7 @@ def _sum(backend: Backend, x: Any, axes: tuple[int, ...]) -> Any:
     if result.dtype != dtype:
         # numpy.einsum keeps the operand dtype (int8 stays int8, bool stays bool), while
         # sum() promotes small integers and booleans.
-        result = cast(backend, result, dtype)
+        result = backend.astype(result, dtype)
     return result
 
 
@@ -277,11 +277,6 @@ def _run_pair(backend: Backend, a: Any, b: Any, pair: Pair) -> Any:
     if pair.shape_out is not None:
         x = backend.reshape(x, pair.shape_out)
     return x
-
-
-def cast(backend: Backend, x: Any, dtype: Any) -> Any:
-    """``x`` converted to ``dtype``."""
-    return backend.astype(x, dtype)
 
 
 def promote(backend: Backend, operands: Sequence[Any]) -> list[Any]:

@@ -1,17 +1,21 @@
-"""Einsum planning: equation + shapes + strategy -> a cached :class:`Compiled` recipe.
+"""Einsum planning and compiling: equation + shapes + settings -> a path, then a program.
 
-The cache key is (equation, shapes, strategy, memory_limit, lengths); a hit costs
-one dictionary lookup. :class:`ContractionPlan` is the readable view of a recipe
-that ``einsum_path`` returns.
+Two stages, each cached on what it depends on:
+
+* :func:`plan_einsum` binds the equation to the shapes and finds the contraction
+  path: an :class:`EinsumPlan`. ``einsum_path`` stops here and describes it as a
+  :class:`ContractionPlan`, whose step table is worked out only when it is read.
+* :func:`compile_einsum` turns a plan into a :class:`Compiled` program of primitive
+  calls (:mod:`tensorops._einsum._execute`) and is what ``einsum``'s dispatch caches.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from tensorops._axes import product
 from tensorops._config import check_memory_limit
 from tensorops._einsum._bind import Bound, bind_equation
 from tensorops._einsum._cost import (
@@ -21,22 +25,37 @@ from tensorops._einsum._cost import (
     naive_flops,
     total_flops,
 )
-from tensorops._einsum._execute import Program, build_program
+from tensorops._einsum._execute import Program, build_program, promote, run_program
 from tensorops._einsum._notation import render_axes
 from tensorops._einsum._paths import STRATEGIES, find_path
-from tensorops._errors import TensorOpsError
+from tensorops._errors import ArgumentError, ShapeError, unknown_option
+from tensorops._types import Backend
 
-__all__ = ["Compiled", "ContractionPlan", "compile_cached", "compile_einsum", "normalize_path"]
+__all__ = [
+    "Compiled",
+    "ContractionPlan",
+    "EinsumPlan",
+    "compile_einsum",
+    "normalize_path",
+    "plan_einsum",
+    "plan_einsum_cached",
+]
 
 #: A strategy name, or an explicit path as a tuple of tuples.
 Strategy = str | tuple[tuple[int, ...], ...]
+Lengths = tuple[tuple[str, Any], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Compiled:
-    """Everything einsum needs for one (equation, shapes, strategy, memory_limit, lengths)."""
+class EinsumPlan(NamedTuple):
+    """An equation bound to shapes, with its contraction path.
 
-    program: Program
+    Attributes:
+        bound: The equation bound to the shapes.
+        inputs: Per operand its distinct elementary axes (what the path contracts).
+        path: The path, in the NumPy / opt_einsum convention.
+        strategy: The strategy that made it (``"explicit"`` for a given path).
+    """
+
     bound: Bound
     inputs: tuple[tuple[str, ...], ...]
     path: tuple[tuple[int, ...], ...]
@@ -51,7 +70,7 @@ def normalize_path(path: Any) -> tuple[tuple[int, ...], ...]:
     result: list[tuple[int, ...]] = []
     for number, entry in enumerate(entries):
         if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence):
-            raise TensorOpsError(
+            raise ArgumentError(
                 f"invalid contraction path: step {number} is {entry!r}, not a tuple of "
                 "operand positions",
                 hint="a path looks like [(0, 1), (0, 1)], as numpy.einsum_path returns",
@@ -60,82 +79,109 @@ def normalize_path(path: Any) -> tuple[tuple[int, ...], ...]:
     return tuple(result)
 
 
-def _resolve_path(
+def _find(
     inputs: tuple[tuple[str, ...], ...],
     output: tuple[str, ...],
     sizes: dict[str, int],
     strategy: Strategy,
     memory_limit: int | None,
 ) -> tuple[tuple[tuple[int, ...], ...], str]:
+    """The path and the name of what made it."""
     if isinstance(strategy, str):
         if strategy not in STRATEGIES:
-            raise TensorOpsError(
-                f"unknown einsum strategy {strategy!r}; valid strategies: "
-                f"{', '.join(STRATEGIES)}, or an explicit path",
+            raise unknown_option(
+                "einsum strategy",
+                strategy,
+                STRATEGIES,
+                "or an explicit path",
                 hint="an explicit path looks like strategy=[(0, 1), (0, 1)]",
             )
         try:
             path = find_path(inputs, output, sizes, strategy, memory_limit)
         except ValueError as error:
-            raise TensorOpsError(f"cannot plan the contraction: {error}") from None
+            raise ArgumentError(f"cannot plan the contraction: {error}") from None
         return tuple(tuple(entry) for entry in path), strategy
     try:
         steps = contraction_steps(inputs, output, sizes, strategy)
     except (ValueError, TypeError) as error:
-        raise TensorOpsError(
+        raise ArgumentError(
             f"invalid contraction path {list(strategy)}: {error}",
             hint="a path lists operand positions per step; each step's result is appended",
         ) from None
     if memory_limit is not None and largest_intermediate(steps) > memory_limit:
-        raise TensorOpsError(
+        raise ShapeError(
             f"the explicit path needs an intermediate of {largest_intermediate(steps)} "
             f"elements, more than memory_limit={memory_limit}"
         )
     return strategy, "explicit"
 
 
-def compile_einsum(
+def plan_einsum(
     equation: str,
     shapes: tuple[tuple[int, ...], ...],
+    lengths: Lengths,
+    spaced: bool | None,
     strategy: Strategy,
     memory_limit: int | None,
-    lengths: tuple[tuple[str, int], ...],
-) -> Compiled:
-    """Parse, bind, plan and compile an einsum (uncached; see :data:`compile_cached`).
+) -> EinsumPlan:
+    """Bind and plan an einsum (uncached; see :data:`plan_einsum_cached`).
 
     Raises:
         TensorOpsError: Anything wrong with the equation, shapes, lengths or strategy.
     """
     check_memory_limit(memory_limit, op=None)
     try:
-        bound = bind_equation(equation, shapes, lengths)
+        bound = bind_equation(equation, shapes, lengths, spaced)
     except TypeError:  # unhashable shapes (torch SymInt under torch.compile): no cache
-        bound = bind_equation.__wrapped__(equation, shapes, lengths)
-    notation = bound.notation
-    output = notation.output_axes
+        bound = bind_equation.__wrapped__(equation, shapes, lengths, spaced)
     inputs = tuple(tuple(dict.fromkeys(axes)) for axes in bound.axes)
-    path, name = _resolve_path(inputs, output, bound.sizes, strategy, memory_limit)
+    output = bound.notation.output_axes
+    path, name = _find(inputs, output, dict(bound.sizes), strategy, memory_limit)
+    return EinsumPlan(bound, inputs, path, name)
+
+
+plan_einsum_cached = functools.lru_cache(maxsize=1024)(plan_einsum)
+
+
+class Compiled(NamedTuple):
+    """An einsum's program of primitive calls; :meth:`run` is its executor."""
+
+    program: Program
+
+    def run(self, backend: Backend, operands: Sequence[Any], options: Any) -> Any:
+        """Run the program on `operands`, promoted to one dtype where the family needs it."""
+        if backend.name != "numpy" and len(operands) > 1:
+            dtype = operands[0].dtype
+            if any(x.dtype != dtype for x in operands):
+                operands = promote(backend, operands)
+        return run_program(backend, operands, self.program)
+
+
+def compile_einsum(plan: EinsumPlan) -> Compiled:
+    """The program of primitive calls that runs `plan`."""
+    bound = plan.bound
+    notation = bound.notation
+    sizes = dict(bound.sizes)
     output_shape: tuple[int, ...] | None = None
-    if any(len(dim) != 1 for dim in notation.output):
+    if any(len(dim.slots) != 1 for dim in notation.output):
         output_shape = tuple(
-            functools.reduce(lambda n, a: n * bound.sizes[a], dim, 1) for dim in notation.output
+            product(sizes[slot.name or ""] for slot in dim.slots) for dim in notation.output
         )
-    program = build_program(bound.axes, bound.shapes, output, output_shape, bound.sizes, path)
-    return Compiled(program, bound, inputs, path, name)
+    program = build_program(
+        bound.axes, bound.shapes, notation.output_axes, output_shape, sizes, plan.path
+    )
+    return Compiled(program)
 
 
-compile_cached = functools.lru_cache(maxsize=4096)(compile_einsum)
-
-
-@dataclass(frozen=True, slots=True)
 class ContractionPlan:
     """How an einsum is contracted, and what it costs (FLOPs counted as opt_einsum does).
 
+    ``str(plan)`` is a table of the steps. The steps and the counts are worked out
+    from the path when first read.
+
     Attributes:
         equation: The normalized equation (explicit output, ``...`` expanded).
-        steps: One :class:`~tensorops._einsum._cost.Step` per path entry.
         strategy: The strategy that made the path (``"explicit"`` for a given path).
-        naive_flops: The cost of contracting everything in one step.
         shapes: The input shapes.
 
     Examples:
@@ -147,23 +193,40 @@ class ContractionPlan:
         True
     """
 
-    equation: str
-    steps: tuple[Step, ...]
-    strategy: str
-    naive_flops: int
-    shapes: tuple[tuple[int, ...], ...]
-    spaced: bool
-    sizes: tuple[tuple[str, int], ...]
+    __slots__ = ("_plan", "_steps", "equation", "shapes", "strategy")
+
+    def __init__(self, plan: EinsumPlan, shapes: tuple[tuple[int, ...], ...]) -> None:
+        self._plan = plan
+        self._steps: tuple[Step, ...] | None = None
+        self.equation = plan.bound.notation.normalized
+        self.strategy = plan.strategy
+        self.shapes = shapes
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """One :class:`~tensorops._einsum._cost.Step` per path entry."""
+        if self._steps is None:
+            plan = self._plan
+            output = plan.bound.notation.output_axes
+            sizes = dict(plan.bound.sizes)
+            self._steps = contraction_steps(plan.inputs, output, sizes, plan.path)
+        return self._steps
 
     @property
     def path(self) -> list[tuple[int, ...]]:
         """The path in the NumPy / opt_einsum convention."""
-        return [step.operands for step in self.steps]
+        return list(self._plan.path)
 
     @property
     def flops(self) -> int:
         """The cost of the path."""
         return total_flops(self.steps)
+
+    @property
+    def naive_flops(self) -> int:
+        """The cost of contracting everything in one step."""
+        plan = self._plan
+        return naive_flops(plan.inputs, plan.bound.notation.output_axes, dict(plan.bound.sizes))
 
     @property
     def speedup(self) -> float:
@@ -175,12 +238,26 @@ class ContractionPlan:
         """The number of elements of the largest step result."""
         return largest_intermediate(self.steps)
 
+    def _key(self) -> tuple[Any, ...]:
+        return (self.equation, self._plan.path, self.strategy, self.shapes, self._plan.bound.sizes)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ContractionPlan:
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"ContractionPlan({self.equation!r}, path={self.path}, flops={self.flops})"
+
     def __str__(self) -> str:
-        sizes = dict(self.sizes)
-        spaced = self.spaced or any(len(axis) != 1 for axis in sizes)
+        sizes = dict(self._plan.bound.sizes)
+        spaced = self._plan.bound.notation.spaced or any(len(axis) != 1 for axis in sizes)
+        comma, arrow = (", ", " -> ") if spaced else (",", "->")
         rows = []
         for number, step in enumerate(self.steps):
-            comma, arrow = (", ", " -> ") if spaced else (",", "->")
             terms = comma.join(render_axes(axes, spaced) for axes in step.inputs)
             text = f"{terms}{arrow}{render_axes(step.result, spaced)}"
             shape = tuple(sizes[axis] for axis in step.result)
@@ -201,19 +278,3 @@ class ContractionPlan:
             "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
         )
         return "\n".join(lines)
-
-
-def describe(compiled: Compiled, shapes: tuple[tuple[int, ...], ...]) -> ContractionPlan:
-    """The :class:`ContractionPlan` of a compiled einsum."""
-    bound = compiled.bound
-    output = bound.notation.output_axes
-    steps = contraction_steps(compiled.inputs, output, bound.sizes, compiled.path)
-    return ContractionPlan(
-        bound.notation.normalized,
-        steps,
-        compiled.strategy,
-        naive_flops(compiled.inputs, output, bound.sizes),
-        shapes,
-        bound.notation.spaced,
-        tuple(bound.sizes.items()),
-    )

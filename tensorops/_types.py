@@ -1,19 +1,26 @@
-"""The interface every array-family adapter implements.
+"""Leaf module: the interface every array-family adapter implements, and the reductions.
 
 An adapter is a small object with the handful of primitives the ops need. The
-ops (``tensorops/_ops.py``, ``tensorops/_einsum/_execute.py``) are written once
-against this protocol; only the adapters import a framework.
+plans (``tensorops/_plan.py``, ``tensorops/_einsum/``) call these primitives and the
+ops run them; only the adapters (``tensorops/_backends/``) import a framework.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-__all__ = ["REDUCTIONS", "Backend"]
+__all__ = ["REDUCTIONS", "Backend", "Executor", "Reduction"]
+
+#: What a plan gives the dispatch to run: ``run(x_or_arrays, arg) -> result``, made for
+#: one adapter; ``arg`` is what the op passes on (a reduction function, for one).
+Executor = Callable[[Any, Any], Any]
 
 #: The reductions every adapter implements by name; anything else is a callable.
 REDUCTIONS: tuple[str, ...] = ("sum", "mean", "max", "min", "prod", "any", "all")
+
+#: A reduction: a name from :data:`REDUCTIONS` or ``f(x, axes) -> array``.
+Reduction = str | Callable[[Any, tuple[int, ...]], Any]
 
 
 class Backend(Protocol):
@@ -21,6 +28,9 @@ class Backend(Protocol):
 
     #: short family name used in messages and by ``convert``: "numpy", "torch", "array_api".
     name: str
+
+    def __hash__(self) -> int:
+        """Adapters are hashed by identity: plans are cached per adapter."""
 
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
         """Reshape; returns a view whenever the framework can."""
@@ -67,3 +77,15 @@ class Backend(Protocol):
 
     def to_numpy(self, x: Any) -> Any:
         """A ``numpy.ndarray`` with the same values (zero-copy where safe)."""
+
+    # Executors of plans that are one framework call, made once per plan: they call the
+    # framework directly, so a cached call makes no adapter call of its own.
+
+    def permuter(self, axes: tuple[int, ...]) -> Executor:
+        """An executor that permutes the dimensions of its array by `axes`."""
+
+    def reshaper(self, shape: tuple[int, ...]) -> Executor:
+        """An executor that reshapes its array to `shape`."""
+
+    def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
+        """An executor that reduces `axes` (never empty) with one of :data:`REDUCTIONS`."""

@@ -1,0 +1,309 @@
+"""The one call path of every op: adapter, cached plan, executor; one slow path for the rest.
+
+Every public op that takes arrays and a pattern is a few lines that describe the
+call to :func:`call` (one array) or :func:`call_many` (several: einsum, get_at):
+
+```
+fast path   adapter = ADAPTERS[type(x)]                                one dict lookup
+            run = bound_plan(op, pattern, shapes, lengths, variant, adapter)   one LRU lookup
+            return run(x, arg)                                         the framework calls
+slow path   anything the fast path cannot do: a list of arrays to stack, a type not
+            seen yet, a shape that cannot be hashed (symbolic sizes while
+            torch.compile traces), and every error
+```
+
+A plan is made by the op's :attr:`Op.plan` from strings and shapes only, and
+chooses its executor then, for the adapter: the cache holds the function that
+makes the calls (for a plan of one call, a function of the adapter that calls the
+framework directly), so a hit does no parsing, no validation and no branching on
+the plan's kind.
+``variant`` is what else the plan depends on (a reduction's name, "callable" for
+a reduction function, einsum's strategy): never the function object itself, so
+a fresh lambda per call still hits the cache; ``arg`` is passed to the executor
+as it is (the reduction itself).
+
+The slow path builds the error context once: the op, the pattern, a line per
+input and the lengths, added with :meth:`TensorOpsError.with_context` and
+raised through :func:`tensorops._tracing.raise_error`, so that it reaches the
+user unchanged from inside torch.compile too. A framework's own complaint while
+the calls run becomes a :class:`BackendError` with the same context; nothing is
+run twice.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from tensorops._backends import ADAPTERS, get_backend
+from tensorops._errors import (
+    FRAMEWORK_ERRORS,
+    ArgumentError,
+    BackendError,
+    TensorOpsError,
+    describe_inputs,
+    not_a_pattern,
+)
+from tensorops._tracing import Replay, is_compiling, raise_error, replayable
+from tensorops._types import Backend, Executor
+
+__all__ = [
+    "PLAN_CACHE_SIZE",
+    "Op",
+    "bound_plan",
+    "call",
+    "call_many",
+    "family_of",
+    "in_context",
+    "stack_lists",
+]
+
+#: Bound plans kept in the LRU cache (one per op / pattern / shapes / lengths / variant).
+PLAN_CACHE_SIZE = 4096
+
+#: What makes the fast path give up: a type not seen yet, an unhashable key, an
+#: argument without a shape (a list of arrays).
+_MISSES = (KeyError, TypeError, AttributeError)
+
+Lengths = tuple[tuple[str, Any], ...]
+#: ``plan(pattern, shapes, lengths, variant, adapter) -> executor``.
+Planner = Callable[[str, Any, Lengths, Any, Backend], Executor]
+
+
+class Op:
+    """An op the dispatch runs.
+
+    Args:
+        name: the public name, for messages.
+        plan: makes the executor from ``(pattern, shapes, lengths, variant, adapter)``;
+            for an op on one array ``shapes`` is that array's shape, else a tuple of
+            shapes.
+        example: a correct call, shown when the pattern is not a str.
+        prepare: what the slow path does to the arguments before it looks at them
+            (:func:`stack_lists`; einsum makes Python numbers arrays), or None.
+    """
+
+    __slots__ = ("example", "name", "plan", "prepare")
+
+    #: Every op by name, for replaying a failed call (see :func:`tensorops._tracing.raise_error`).
+    by_name: ClassVar[dict[str, Op]] = {}
+
+    def __init__(
+        self,
+        name: str,
+        plan: Planner,
+        example: str,
+        prepare: Callable[[Op, tuple[Any, ...]], tuple[Any, ...]] | None = None,
+    ) -> None:
+        self.name = name
+        self.plan = plan
+        self.example = example
+        self.prepare = prepare
+        Op.by_name[name] = self
+
+    def __repr__(self) -> str:
+        return f"Op({self.name!r})"
+
+
+@functools.lru_cache(maxsize=PLAN_CACHE_SIZE)
+def bound_plan(
+    op: Op, pattern: str, shapes: Any, lengths: Lengths, variant: Any, adapter: Backend
+) -> Executor:
+    """The executor of `op` for these arguments; cached (a hit is one dictionary lookup)."""
+    return op.plan(pattern, shapes, lengths, variant, adapter)
+
+
+def call(op: Op, x: Any, pattern: Any, lengths: dict[str, Any], variant: Any, arg: Any) -> Any:
+    """Run an op on one array: the fast path, or :func:`_call_slowly`."""
+    try:
+        adapter = ADAPTERS[type(x)]
+        items = tuple(lengths.items()) if lengths else ()
+        run = bound_plan(op, pattern, x.shape, items, variant, adapter)
+    except TensorOpsError as error:  # before _MISSES: some are TypeErrors too
+        raise_error(
+            in_context(error, op, (x,), pattern, lengths),
+            _replay(op, (x,), pattern, lengths, variant, arg, False),
+        )
+    except _MISSES:
+        return _call_slowly(op, (x,), pattern, lengths, variant, arg)
+    try:
+        return run(x, arg)
+    except FRAMEWORK_ERRORS as error:
+        raise_error(
+            in_context(error, op, (x,), pattern, lengths, adapter),
+            _replay(op, (x,), pattern, lengths, variant, arg, False),
+        )
+
+
+def call_many(
+    op: Op, arrays: Sequence[Any], pattern: Any, lengths: dict[str, Any], variant: Any, arg: Any
+) -> Any:
+    """Run an op on several arrays of one family: the fast path, or :func:`_call_slowly`."""
+    try:
+        adapter = ADAPTERS[type(arrays[0])]
+        shapes = []
+        for x in arrays:
+            # by family, not type: nn.Parameter weights meet plain Tensor inputs
+            if ADAPTERS[type(x)] is not adapter:
+                raise KeyError
+            shapes.append(x.shape)
+        items = tuple(lengths.items()) if lengths else ()
+        run = bound_plan(op, pattern, tuple(shapes), items, variant, adapter)
+    except TensorOpsError as error:  # before _MISSES: some are TypeErrors too
+        raise_error(
+            in_context(error, op, arrays, pattern, lengths),
+            _replay(op, arrays, pattern, lengths, variant, arg, True),
+        )
+    except (*_MISSES, IndexError):
+        return _call_slowly(op, tuple(arrays), pattern, lengths, variant, arg, many=True)
+    try:
+        return run(arrays, arg)
+    except FRAMEWORK_ERRORS as error:
+        raise_error(
+            in_context(error, op, arrays, pattern, lengths, adapter),
+            _replay(op, arrays, pattern, lengths, variant, arg, True),
+        )
+
+
+def _call_slowly(
+    op: Op,
+    arrays: tuple[Any, ...],
+    pattern: Any,
+    lengths: dict[str, Any],
+    variant: Any,
+    arg: Any,
+    many: bool = False,
+) -> Any:
+    """Everything the fast path does not: lists, new types, symbolic shapes, errors."""
+    adapter: Backend | None = None
+    try:
+        if type(pattern) is not str:
+            raise not_a_pattern(pattern, op.example)
+        if op.prepare is not None:
+            arrays = op.prepare(op, arrays)
+        if not arrays:
+            raise ArgumentError(f"{op.name} needs at least one array")
+        adapter = family_of(arrays)
+        shapes: Any = tuple(tuple(x.shape) for x in arrays)
+        if not many:
+            shapes = shapes[0]
+        items = tuple(lengths.items())
+        try:
+            run = bound_plan(op, pattern, shapes, items, variant, adapter)
+        except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
+            run = op.plan(pattern, shapes, items, variant, adapter)
+        return run(arrays if many else arrays[0], arg)
+    except (TensorOpsError, *FRAMEWORK_ERRORS) as error:
+        raise_error(
+            in_context(error, op, arrays, pattern, lengths, adapter),
+            _replay(op, arrays, pattern, lengths, variant, arg, many),
+        )
+
+
+def stack_lists(op: Op, arrays: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The :attr:`Op.prepare` of ops that take a list of arrays: stacked along a new first axis.
+
+    Raises:
+        TensorOpsError: an empty list, arrays of several types or shapes.
+    """
+    items = arrays[0]
+    if not isinstance(items, (list, tuple)):
+        return arrays
+    if not items:
+        raise ArgumentError(f"cannot {op.name} an empty {type(items).__name__}")
+    for i, item in enumerate(items):
+        if type(item) is not type(items[0]):
+            raise BackendError(
+                f"list element {i} is a {type(item).__name__}, element 0 is a "
+                f"{type(items[0]).__name__}: all elements must be of one array type"
+            )
+    adapter = get_backend(items[0])
+    shapes = [tuple(item.shape) for item in items]
+    for i, shape in enumerate(shapes):
+        if shape != shapes[0]:
+            raise TensorOpsError(
+                f"list elements have different shapes: element 0 is {shapes[0]}, "
+                f"element {i} is {shape}",
+                hint="only arrays of one shape can be stacked",
+            )
+    return (adapter.stack(list(items)),)
+
+
+def family_of(arrays: Sequence[Any]) -> Backend:
+    """The one adapter of `arrays`.
+
+    Raises:
+        ArgumentError: there is no array.
+        BackendError: an array of no supported family, or arrays of two families.
+    """
+    if not arrays:
+        raise ArgumentError("no array was given")
+    adapter = get_backend(arrays[0])
+    for i, x in enumerate(arrays[1:], 1):
+        if type(x) is not type(arrays[0]) and get_backend(x) is not adapter:
+            raise BackendError(
+                f"operand {i} is a {type(x).__name__}, operand 0 is a "
+                f"{type(arrays[0]).__name__}: all operands must be of one array family",
+                hint="convert them first, e.g. with tops.convert(x, 'torch')",
+            )
+    return adapter
+
+
+def _replay(
+    op: Op,
+    arrays: Sequence[Any],
+    pattern: Any,
+    lengths: dict[str, Any],
+    variant: Any,
+    arg: Any,
+    many: bool,
+) -> Replay:
+    """How :func:`tensorops._tracing.raise_error` makes a failed call again under torch.compile."""
+    return "dispatch", (op.name, tuple(arrays), pattern, lengths, variant, arg, many)
+
+
+@replayable("dispatch")
+def _call_again(
+    name: str,
+    arrays: tuple[Any, ...],
+    pattern: Any,
+    lengths: dict[str, Any],
+    variant: Any,
+    arg: Any,
+    many: bool,
+) -> Any:
+    op = Op.by_name[name]
+    if many:
+        return call_many(op, arrays, pattern, lengths, variant, arg)
+    return call(op, arrays[0], pattern, lengths, variant, arg)
+
+
+def in_context(
+    error: Exception,
+    op: Op,
+    arrays: Sequence[Any],
+    pattern: Any,
+    lengths: dict[str, Any],
+    adapter: Backend | None = None,
+) -> TensorOpsError:
+    """`error` (a framework's own complaint made a :class:`BackendError`) with the call's context.
+
+    The pattern is quoted only if it is a str: a swapped argument would print an array.
+    Inside a torch.compile trace the error is made again outside it, context and all
+    (:func:`tensorops._tracing.raise_error`): nothing is described here.
+    """
+    if is_compiling():
+        return error if isinstance(error, TensorOpsError) else TensorOpsError(str(type(error)))
+    if not isinstance(error, TensorOpsError):
+        family = adapter.name if adapter is not None else "the array library"
+        error = BackendError(f"{family} refused a step: {type(error).__name__}: {error}")
+    if len(arrays) == 1 and isinstance(arrays[0], (list, tuple)):
+        arrays = arrays[0]  # a list to stack: its arrays are the inputs
+    error.with_context(
+        op=op.name,
+        pattern=pattern if type(pattern) is str else None,
+        inputs=describe_inputs(arrays) if type(pattern) is str else (),
+        lengths=lengths,
+    )
+    return error
