@@ -4,9 +4,9 @@ A pairwise path is a binary tree over the operands; each internal node is the se
 of operands it contracts. Subtree reconfiguration (as in cotengra: Gray and
 Kourtis, Quantum 5, 410, 2021) takes a node, cuts the tree below it into at most
 ``k`` parts, and replaces the steps that join those parts by the cheapest ones
-without outer products (:func:`optimize_connected`). The axes of a node do not
-depend on how it was made, so the rest of the tree keeps its cost, and a
-replacement is taken only when it is cheaper: the path never gets worse.
+without outer products (:func:`~tensorops._einsum._subsets.optimize_subsets`). The
+axes of a node do not depend on how it was made, so the rest of the tree keeps its
+cost, and a replacement is taken only when it is cheaper: the path never gets worse.
 
 Where to cut matters as much as ``k``: the passes over the tree alternate between
 cutting below the largest intermediate first and cutting into the parts with the
@@ -15,111 +15,14 @@ most operands first, which reach different neighbouring trees.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from tensorops._einsum._bitnet import BitNetwork, bits_of
-from tensorops._einsum._dp import INF, subset_tables
+from tensorops._einsum._subsets import optimize_subsets
 
-__all__ = ["ContractionTree", "optimize_connected"]
+__all__ = ["ContractionTree"]
 
 # how the passes choose the part to cut next: by the size of its tensor, or by
 # how many operands it holds
 _BY_SIZE, _BY_COUNT = 0, 1
-
-
-_SPLITS: dict[int, tuple[tuple[int, tuple[tuple[int, int], ...]], ...]] = {}
-"""The tables of :func:`_splits`, one per number of parts (a handful: not a cache of inputs)."""
-
-
-def _splits(n: int) -> tuple[tuple[int, tuple[tuple[int, int], ...]], ...]:
-    """Each subset of ``n`` items of two or more, smallest first, with its splits in two.
-
-    The first part of a split holds the subset's lowest item.
-    """
-    table = _SPLITS.get(n)
-    if table is None:
-        rows = []
-        for s in range(3, 1 << n):
-            if s & (s - 1):
-                low = s & -s
-                rest = sub = s ^ low
-                pairs = []
-                while sub:
-                    sub = (sub - 1) & rest
-                    pairs.append((low | sub, s ^ (low | sub)))
-                rows.append((s, tuple(pairs)))
-        table = _SPLITS[n] = tuple(rows)
-    return table
-
-
-def optimize_connected(
-    net: BitNetwork, inputs: Sequence[int], dangling: Sequence[int], output: int
-) -> tuple[list[int], list[int], list[int]]:
-    """Find the cheapest pairwise tree without outer products over a few tensors of ``net``.
-
-    Like :func:`~tensorops._einsum._dp.optimize_subsets`, for the handful of
-    tensors of a subtree: the splits come from a table, and a subset whose
-    tensors are not linked by shared axes is skipped.
-
-    Args:
-        net: The network, for axis sizes and the memory limit.
-        inputs: Axes of each tensor (at most about eight).
-        dangling: Axes of each tensor that it may sum on its own first.
-        output: Axes of the result of contracting all of them.
-
-    Returns:
-        Per subset: its cost (:data:`INF` if its tensors are not linked or the
-        memory limit forbids it), the part holding its lowest tensor in its best
-        split, and its axes.
-    """
-    n = len(inputs)
-    full = (1 << n) - 1
-    legs, act, dang, best, split = subset_tables(inputs, dangling, output)
-    size, cache, limit = net.size, net.size_cache, net.limit
-    sizes = [0] * (full + 1)
-    linked = [0] * n  # the tensors that share an axis with each
-    for i in range(n):
-        sizes[1 << i] = size(inputs[i])
-        for j in range(i):
-            if inputs[i] & inputs[j]:
-                linked[i] |= 1 << j
-                linked[j] |= 1 << i
-    # a linked subset has a tensor whose removal leaves it linked (a leaf of a
-    # spanning tree), and that tensor shares an axis with the rest
-    connected = [True] * (full + 1)
-    for s in range(3, full + 1):
-        if s & (s - 1):
-            rest = s
-            while rest:
-                low = rest & -rest
-                rest ^= low
-                if connected[s ^ low] and linked[low.bit_length() - 1] & s:
-                    break
-            else:
-                connected[s] = False
-    for s, pairs in _splits(n):
-        if not connected[s]:
-            continue
-        result, best_cost = legs[s], INF
-        for a, b in pairs:
-            cost = best[a] + best[b]
-            if cost >= best_cost:  # also when a part is not linked
-                continue
-            shared = act[a] & act[b]
-            if not shared:
-                continue
-            if dang[a] or dang[b]:
-                cost += net.pair_cost(act[a], dang[a], act[b], dang[b], result)[0]
-            else:
-                flops = sizes[a] * sizes[b] // (cache.get(shared) or size(shared))
-                cost += flops * 2 if act[a] | act[b] != result else flops
-            if cost < best_cost:
-                best_cost, split[s] = cost, a
-        if best_cost < INF:
-            sizes[s] = cache.get(result) or size(result)
-            if s == full or limit is None or sizes[s] <= limit:
-                best[s] = best_cost
-    return best, split, legs
 
 
 class ContractionTree:
@@ -137,10 +40,7 @@ class ContractionTree:
     def __init__(self, net: BitNetwork, split: dict[int, int]) -> None:
         self.net, self.split = net, split
         self.full = (1 << len(net.inputs)) - 1
-        self.holders: dict[int, int] = {}  # summed axis -> operands that have it
-        for i, mask in enumerate(net.inputs):
-            for bit in bits_of(mask & ~net.output):
-                self.holders[bit] = self.holders.get(bit, 0) | 1 << i
+        self.holders = net.holders(range(len(net.inputs)))
         self.legs_of: dict[int, int] = {1 << i: mask for i, mask in enumerate(net.inputs)}
         self.step_costs: dict[int, int] = {}
         self.tried: set[tuple[int, ...]] = set()  # (node, *parts) that gained nothing
@@ -193,9 +93,9 @@ class ContractionTree:
         if da or db:
             cost = net.pair_cost(ua, da, ub, db, result)[0]
         else:
-            size, cache = net.size, net.size_cache
-            cost = size(ua) * size(ub) // (cache.get(ua & ub) or size(ua & ub))
-            cost *= 2 if ua | ub != result else 1
+            cost = net.pair_flops(ua, ub, result)
+        if net.write_weight:
+            cost += net.write_weight * net.size(result)
         self.step_costs[s] = cost
         return cost
 
@@ -241,10 +141,11 @@ class ContractionTree:
         net, legs_of = self.net, self.legs_of
         legs = [legs_of[p] for p in parts]
         dangling = [0 if p & (p - 1) else net.dangling[p.bit_length() - 1] for p in parts]
-        costs, best_split, best_legs = optimize_connected(net, legs, dangling, legs_of[s])
+        trees = optimize_subsets(net, legs, dangling, legs_of[s], outer=False)
+        best_split, best_legs = trees.split, trees.legs
         local = (1 << len(parts)) - 1
         settled = all(not p & (p - 1) for p in parts)
-        if costs[local] >= current:
+        if trees.best[local] >= current:
             if settled:
                 self.settled.add(s)
             return False
@@ -284,16 +185,11 @@ class ContractionTree:
             if idle == len(modes):
                 return
 
+    def node(self, s: int) -> tuple[int, int]:
+        """Return the part of node ``s`` made first, and the axes of ``s``."""
+        return self.split[s], self.legs_of[s]
+
     def emit(self) -> None:
         """Replace the path planned in the network by this tree's."""
-        net = self.net
-        net.ssa = []
-
-        def emit(s: int) -> tuple[int, int]:
-            if not s & (s - 1):
-                return s.bit_length() - 1, net.inputs[s.bit_length() - 1]
-            a = self.split[s]
-            (ia, ua), (ib, ub) = emit(a), emit(s ^ a)
-            return net.contract(ia, ua, ib, ub, self.legs_of[s]), self.legs_of[s]
-
-        emit(self.full)
+        self.net.ssa = []
+        self.net.emit_tree(self.full, self.node, range(len(self.net.inputs)))
