@@ -25,22 +25,24 @@ from collections.abc import Callable, Iterable
 
 from tensorops._einsum._bitnet import BitNetwork, bits_of
 
-__all__ = ["Jitter", "plan_greedy"]
+__all__ = ["Scorer", "plan_greedy"]
 
-Jitter = Callable[[int], int]
-"""Perturbs a pair's score, for randomised greedy paths (see :mod:`._hyper`)."""
+Scorer = Callable[[int, int], int]
+"""Scores a pair from the size of its result and the summed sizes of its operands
+(lowest first), in place of ``size(ab) - weight * (size(a) + size(b))``: randomised
+greedy paths perturb the score (:mod:`~tensorops._einsum._hyper`)."""
 
 _Candidate = tuple[int, int, int]  # score, the larger SSA id, the smaller one
 
 
-def plan_greedy(net: BitNetwork, weight: int = 1, jitter: Jitter | None = None) -> None:
+def plan_greedy(net: BitNetwork, weight: int = 1, scorer: Scorer | None = None) -> None:
     """Plan with opt_einsum's greedy heuristic, on bitsets.
 
     Args:
         net: The network.
         weight: Weight of the operands' sizes in the score, ``size(ab) - weight *
             (size(a) + size(b))``; 0 contracts the pair with the smallest result.
-        jitter: Perturbs each score (None: the deterministic heuristic).
+        scorer: Scores each pair instead (None: the deterministic heuristic).
     """
     common = -1
     for mask in net.inputs:
@@ -50,13 +52,13 @@ def plan_greedy(net: BitNetwork, weight: int = 1, jitter: Jitter | None = None) 
     out = net.output | common
     if (
         len(net.inputs) == 3
-        and jitter is None
+        and scorer is None
         and net.limit is None
         and not any(net.dangling)
         and _plan_three(net, out, weight)
     ):
         return
-    run = _Greedy(net, out, weight, jitter)
+    run = _Greedy(net, out, weight, scorer)
     run.contract_all(run.first_candidates())
     if len(run.alive) > 1:
         net.join(sorted(run.alive.items()))
@@ -65,9 +67,9 @@ def plan_greedy(net: BitNetwork, weight: int = 1, jitter: Jitter | None = None) 
 class _Greedy:
     """The state of one greedy run: the alive operands, their neighbours and axis counts."""
 
-    def __init__(self, net: BitNetwork, out: int, weight: int, jitter: Jitter | None) -> None:
+    def __init__(self, net: BitNetwork, out: int, weight: int, scorer: Scorer | None) -> None:
         self.net, self.out, self.summed = net, out, ~out
-        self.weight, self.jitter = weight, jitter
+        self.weight, self.scorer = weight, scorer
         self.plain = not any(net.dangling)
         if len(set(net.inputs)) == len(net.inputs):
             self.alive = dict(enumerate(net.inputs))  # ssa id -> axes
@@ -113,7 +115,7 @@ class _Greedy:
         Equal candidates are kept once (a second copy would be popped right after
         the first and skipped).
         """
-        alive, sizes, weight, jitter = self.alive, self.sizes, self.weight, self.jitter
+        alive, sizes, weight, scorer = self.alive, self.sizes, self.weight, self.scorer
         cache, size = self.net.size_cache, self.net.size
         lone, paired = ~self.on_two & self.summed, ~self.on_three & self.summed
         candidates: set[_Candidate] = set()
@@ -125,8 +127,11 @@ class _Greedy:
                 gone = (shared & paired) | ((ua ^ ub) & lone)
                 # inlined pair cost: hot loop, see benchmarks/einsum_planning.py
                 divisor = (cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone))
-                score = sa * sb // divisor - weight * (sa + sb)
-                candidates.add((jitter(score) if jitter else score, b, a))
+                if scorer:
+                    score = scorer(sa * sb // divisor, sa + sb)
+                else:
+                    score = sa * sb // divisor - weight * (sa + sb)
+                candidates.add((score, b, a))
                 continue
             for i in range(len(group) - 1):
                 a = group[i]
@@ -140,7 +145,7 @@ class _Greedy:
         self, ua: int, sa: int, partners: Iterable[int], lone: int, paired: int
     ) -> tuple[int, int]:
         """Return the best score of an operand with ``partners``, and whose (lowest on ties)."""
-        alive, sizes, weight, jitter = self.alive, self.sizes, self.weight, self.jitter
+        alive, sizes, weight, scorer = self.alive, self.sizes, self.weight, self.scorer
         cache, size = self.net.size_cache, self.net.size
         best = best_b = -1
         for b in partners:
@@ -154,9 +159,7 @@ class _Greedy:
             result_size = (
                 sa * sb // ((cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone)))
             )
-            score = result_size - weight * (sa + sb)
-            if jitter:
-                score = jitter(score)
+            score = scorer(result_size, sa + sb) if scorer else result_size - weight * (sa + sb)
             if best_b < 0 or score < best or (score == best and b < best_b):
                 best, best_b = score, b
         return best, best_b
@@ -173,7 +176,7 @@ class _Greedy:
         neighbours, net, limit, plain = self.neighbours, self.net, self.net.limit, self.plain
         out, summed, on_two, on_three = self.out, self.summed, self.on_two, self.on_three
         cache, size, ssa, n = net.size_cache, net.size, net.ssa, len(net.inputs)
-        weight, jitter = self.weight, self.jitter
+        weight, scorer = self.weight, self.scorer
         while heap:
             _, b, a = heapq.heappop(heap)  # a < b
             if a not in alive or b not in alive:
@@ -237,9 +240,10 @@ class _Greedy:
                     gone = (shared & paired) | ((result ^ ub) & lone)
                     sb = sizes[b]
                     divisor = (cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone))
-                    score = result_size * sb // divisor - weight * (result_size + sb)
-                    if jitter:
-                        score = jitter(score)
+                    if scorer:
+                        score = scorer(result_size * sb // divisor, result_size + sb)
+                    else:
+                        score = result_size * sb // divisor - weight * (result_size + sb)
                     # the result has the largest id, so ties go to the lowest neighbour
                     if best_b < 0 or score < best or (score == best and b < best_b):
                         best, best_b = score, b

@@ -10,19 +10,29 @@ cost, and a replacement is taken only when it is cheaper: the path never gets wo
 
 Where to cut matters as much as ``k``: the passes over the tree alternate between
 cutting below the largest intermediate first and cutting into the parts with the
-most operands first, which reach different neighbouring trees.
+most operands first, which reach different neighbouring trees. Passes that cut at
+random (with a :class:`~tensorops._einsum._prng.Random`) reach many more: from one
+start they keep finding cheaper trees long after the fixed cuts have settled,
+which makes them the workhorse of the large-network search
+(:mod:`~tensorops._einsum._hyper`).
 """
 
 from __future__ import annotations
 
 from tensorops._einsum._bitnet import BitNetwork, bits_of
+from tensorops._einsum._prng import Random
 from tensorops._einsum._subsets import optimize_subsets
 
-__all__ = ["ContractionTree"]
+__all__ = ["ContractionTree", "reconfigure_work"]
 
-# how the passes choose the part to cut next: by the size of its tensor, or by
-# how many operands it holds
-_BY_SIZE, _BY_COUNT = 0, 1
+# how the passes choose the part to cut next: by the size of its tensor, by how
+# many operands it holds, or at random
+_BY_SIZE, _BY_COUNT, _AT_RANDOM = 0, 1, 2
+
+
+def reconfigure_work(k: int) -> int:
+    """Return the work of re-planning ``k`` parts: the splits the subset search tries."""
+    return (int(3**k) + 1) // 2 - (1 << k)
 
 
 class ContractionTree:
@@ -39,6 +49,7 @@ class ContractionTree:
 
     def __init__(self, net: BitNetwork, split: dict[int, int]) -> None:
         self.net, self.split = net, split
+        self.work = 0  # splits tried by the subset searches so far (reconfigure_work)
         self.full = (1 << len(net.inputs)) - 1
         self.holders = net.holders(range(len(net.inputs)))
         self.legs_of: dict[int, int] = {1 << i: mask for i, mask in enumerate(net.inputs)}
@@ -103,13 +114,18 @@ class ContractionTree:
         """Return the cost of the whole tree."""
         return sum(self.step_cost(s) for s in self.split)
 
-    def cut(self, s: int, k: int, by: int) -> tuple[list[int], list[int]]:
+    def cut(
+        self, s: int, k: int, by: int, rng: Random | None = None
+    ) -> tuple[list[int], list[int]]:
         """Cut the subtree at ``s`` into at most ``k`` parts; return them and the steps above."""
         split, size, legs_of = self.split, self.net.size, self.legs_of
         parts, above = [split[s], s ^ split[s]], [s]
         while len(parts) < k:
             best, pick = 0, -1
-            for i, part in enumerate(parts):
+            if rng is not None:
+                inner = [i for i, part in enumerate(parts) if part & (part - 1)]
+                pick = inner[rng.below(len(inner))] if inner else -1
+            for i, part in enumerate(parts if rng is None else ()):
                 if part & (part - 1):
                     score = size(legs_of[part]) if by == _BY_SIZE else part.bit_count()
                     if score > best:
@@ -121,22 +137,24 @@ class ContractionTree:
             parts += (split[part], part ^ split[part])
         return parts, above
 
-    def reconfigure(self, s: int, k: int, by: int) -> bool:
+    def reconfigure(self, s: int, k: int, by: int, rng: Random | None = None) -> bool:
         """Re-plan the steps of the subtree at ``s`` above a cut into ``k`` parts.
 
         Args:
             s: The node.
             k: Most parts.
             by: How to choose the part to cut next.
+            rng: Randomness to cut at random instead.
 
         Returns:
             Whether the tree got cheaper.
         """
-        parts, above = self.cut(s, k, by)
+        parts, above = self.cut(s, k, by, rng)
         key = (s, *parts)
         if len(parts) < 3 or key in self.tried:
             return False
         self.tried.add(key)
+        self.work += reconfigure_work(len(parts))
         current = sum(self.step_cost(p) for p in above)
         net, legs_of = self.net, self.legs_of
         legs = [legs_of[p] for p in parts]
@@ -167,23 +185,45 @@ class ContractionTree:
         place(local)
         return True
 
-    def improve(self, k: int, rounds: int) -> None:
+    def improve(self, k: int, rounds: int, budget: int | None = None) -> None:
         """Reconfigure every subtree, costliest step first, until nothing gains.
 
         Args:
             k: Most parts a subtree is cut into.
             rounds: Most passes over the tree.
+            budget: Stop once :attr:`work` exceeds this.
         """
         modes, idle = (_BY_SIZE, _BY_COUNT), 0
         for number in range(rounds):
-            by, changed = modes[number % len(modes)], False
-            costs = {s: self.step_cost(s) for s in self.split}
-            for s in sorted(costs, key=lambda s: (-costs[s], s)):
-                if s in self.split and s not in self.settled:
-                    changed |= self.reconfigure(s, k, by)
+            if budget is not None and self.work > budget:
+                return
+            changed = self.improve_pass(k, modes[number % len(modes)], budget=budget)
             idle = 0 if changed else idle + 1
             if idle == len(modes):
                 return
+
+    def improve_pass(
+        self, k: int, by: int = _AT_RANDOM, rng: Random | None = None, budget: int | None = None
+    ) -> bool:
+        """Reconfigure every subtree once, costliest step first.
+
+        Args:
+            k: Most parts a subtree is cut into.
+            by: How to choose the part to cut next (ignored with ``rng``).
+            rng: Randomness to cut at random instead.
+            budget: Stop once :attr:`work` exceeds this.
+
+        Returns:
+            Whether the tree got cheaper.
+        """
+        changed = False
+        costs = {s: self.step_cost(s) for s in self.split}
+        for s in sorted(costs, key=lambda s: (-costs[s], s)):
+            if budget is not None and self.work > budget:
+                break
+            if s in self.split and s not in self.settled:
+                changed |= self.reconfigure(s, k, by, rng)
+        return changed
 
     def node(self, s: int) -> tuple[int, int]:
         """Return the part of node ``s`` made first, and the axes of ``s``."""
