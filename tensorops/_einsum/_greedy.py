@@ -234,7 +234,9 @@ class _Greedy:
                 lone, paired = ~on_two & summed, ~on_three & summed
                 # inlined best_partner: hot loop, see benchmarks/einsum_planning.py
                 best = best_b = -1
-                for b in linked:
+                # a scorer draws random numbers: score in a fixed order (torch.compile
+                # iterates sets in another order than CPython)
+                for b in sorted(linked) if scorer else linked:
                     ub = alive[b]
                     shared = result & ub
                     gone = (shared & paired) | ((result ^ ub) & lone)

@@ -205,4 +205,5 @@ def _refine(
         if number % _RUNG == 0 and len(population) > 1:
             population.sort(key=lambda item: item[0])
             del population[(len(population) + 1) // 2 :]
-    return min(population, key=lambda item: item[0])[1]
+    population.sort(key=lambda item: item[0])  # min(key=...) does not trace under Dynamo
+    return population[0][1]

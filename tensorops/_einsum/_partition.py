@@ -86,7 +86,7 @@ class Hypergraph:
             coarse[v] = count
             if links:
                 # the strongest link, lighter partners first: groups stay balanced
-                best = max(links, key=lambda u: (links[u], -self.vertex_weights[u], -u))
+                best = sorted(links, key=lambda u: (-links[u], self.vertex_weights[u], u))[0]
                 coarse[best] = count
             count += 1
         if count > 0.85 * n:
@@ -140,8 +140,11 @@ class Hypergraph:
         Args:
             side: The side (0 or 1) of each vertex.
             low: Least weight side 1 may have.
-            high: Most weight side 1 may have.
+            high: Most weight side 1 may have; both widen by the heaviest vertex,
+                as moves go one vertex at a time.
         """
+        slack = max(self.vertex_weights) // 2
+        low, high = low - slack, high + slack
         for _ in range(_PASSES):
             if not self.refine_pass(side, low, high):
                 return
@@ -182,7 +185,10 @@ class Hypergraph:
             if locked[v] or -g != gain[v]:
                 continue
             after = weight1 + (vw[v] if side[v] == 0 else -vw[v])
-            if not low <= after <= high:
+            # a move must keep the balance, or bring an unbalanced side closer to it
+            if not low <= after <= high and abs(2 * after - low - high) >= abs(
+                2 * weight1 - low - high
+            ):
                 continue  # stays movable in a later pass
             locked[v] = True
             weight1 = after

@@ -122,6 +122,10 @@ def _cheapest_sliced(
 ) -> tuple[int, Path, tuple[str, ...]]:
     """Plan under ``limit``: the cheapest of a limited path and sliced paths.
 
+    The unlimited path is sliced until it fits; then the network sliced by each
+    prefix of those axes is planned again under the limit, as a network with
+    fewer axes often has a path that fits with fewer slices.
+
     Returns:
         The total cost, the path and the sliced axes.
     """
@@ -136,16 +140,21 @@ def _cheapest_sliced(
     limited_steps = steps_of(limited)
     if is_pairwise(limited_steps) and fits(limited, limited_steps, limit):
         options.append((limited.cost(), limited.linear_path(), ()))
-    sliced = choose_slices(free, steps, limit)
+    chosen = choose_slices(free, steps, limit)
+    sliced = sum(chosen)
     options.append((sliced_cost(free, steps, sliced), free.linear_path(), _names(free, sliced)))
-    # the sliced network may have a cheaper path of its own; slice that one again
-    names = frozenset(_names(free, sliced))
-    smaller = BitNetwork(*_sliced_network(inputs, output, names), size_dict, limit, weight)
-    planner(smaller)
-    again = steps_of(smaller)
-    if is_pairwise(again) and fits(smaller, again, limit):
-        options.append((free.size(sliced) * smaller.cost(), smaller.linear_path(), options[-1][2]))
-    return min(options, key=lambda option: option[0])
+    prefix = 0
+    for bit in chosen:
+        prefix |= bit
+        names = _names(free, prefix)
+        smaller_inputs, smaller_output = _sliced_network(inputs, output, frozenset(names))
+        smaller = BitNetwork(smaller_inputs, smaller_output, size_dict, limit, weight)
+        planner(smaller)
+        again = steps_of(smaller)
+        if is_pairwise(again) and fits(smaller, again, limit):
+            options.append((free.size(prefix) * smaller.cost(), smaller.linear_path(), names))
+    options.sort(key=lambda option: option[0])  # stable: the first of equals wins
+    return options[0]
 
 
 def plan_contraction(
@@ -262,5 +271,5 @@ def slice_path(
         for p in positions:
             del alive[p]
         alive.append(number)
-    sliced = choose_slices(net, steps_of(net), memory_limit)
+    sliced = sum(choose_slices(net, steps_of(net), memory_limit))
     return PlannedPath(tuple(tuple(entry) for entry in path), _names(net, sliced))

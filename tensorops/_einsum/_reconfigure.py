@@ -30,6 +30,10 @@ __all__ = ["ContractionTree", "reconfigure_work"]
 _BY_SIZE, _BY_COUNT, _AT_RANDOM = 0, 1, 2
 
 
+def _count(s: int) -> int:
+    return s.bit_count()
+
+
 def reconfigure_work(k: int) -> int:
     """Return the work of re-planning ``k`` parts: the splits the subset search tries."""
     return (int(3**k) + 1) // 2 - (1 << k)
@@ -57,7 +61,7 @@ class ContractionTree:
         self.tried: set[tuple[int, ...]] = set()  # (node, *parts) that gained nothing
         # nodes whose subtree was re-planned from its operands: no cut can gain there
         self.settled: set[int] = set()
-        for s in sorted(split, key=int.bit_count):  # parts before the nodes they make
+        for s in sorted(split, key=_count):  # parts before the nodes they make
             self.legs(s, split[s])
 
     @classmethod

@@ -78,7 +78,7 @@ def _largest(net: BitNetwork, steps: Steps, sliced: int) -> int:
     return largest
 
 
-def choose_slices(net: BitNetwork, steps: Steps, limit: int) -> int:
+def choose_slices(net: BitNetwork, steps: Steps, limit: int) -> list[int]:
     """Choose axes to slice so that every intermediate of a slice fits ``limit``.
 
     Greedily, while the largest intermediate does not fit, one of its axes is
@@ -91,9 +91,9 @@ def choose_slices(net: BitNetwork, steps: Steps, limit: int) -> int:
         limit: Most elements an intermediate of one slice may have.
 
     Returns:
-        The axes to slice (a bitset).
+        The axes to slice (single bits), in the order they were chosen.
     """
-    size, sliced = net.size, 0
+    size, chosen, sliced = net.size, [], 0
     cost = sliced_cost(net, steps, 0)
     while True:
         largest = _largest(net, steps, sliced)
@@ -110,10 +110,11 @@ def choose_slices(net: BitNetwork, steps: Steps, limit: int) -> int:
                 best_key = key
         if best_key is None:  # only axes of size 1 are left: it fits already
             break
+        chosen.append(best_key[2])
         sliced |= best_key[2]
         cost = sliced_cost(net, steps, sliced)
-    for bit in sorted(bits_of(sliced), key=lambda b: (size(b), b)):
+    for bit in sorted(chosen, key=lambda b: (size(b), b)):
         fewer = sliced & ~bit
         if fits(net, steps, limit, fewer) and sliced_cost(net, steps, fewer) <= cost:
             sliced, cost = fewer, sliced_cost(net, steps, fewer)
-    return sliced
+    return [bit for bit in chosen if sliced & bit]
