@@ -49,8 +49,8 @@ _AUTO_MIN_PAIRS, _AUTO_MAX_PAIRS = 10_000, 50_000
 # A unit of search work (a split tried by the subset search) takes ~2.5 µs, so a
 # tenth of a run at 10 GFLOP/s pays for a unit every 250_000 FLOPs; at most
 # 120_000 units (about a third of a second). A search is worth it from the work
-# of a few greedy paths.
-_AUTO_FLOPS_PER_WORK, _AUTO_MAX_WORK, _AUTO_MIN_SEARCH = 250_000, 120_000, 8
+# of a greedy path: it starts by re-planning the costliest subtrees of that one.
+_AUTO_FLOPS_PER_WORK, _AUTO_MAX_WORK = 250_000, 120_000
 
 _HYPER_DP_PAIRS = 500_000  # dp for up to thirty operands: seconds at most
 
@@ -85,7 +85,7 @@ def _improve_large(net: BitNetwork, n: int) -> int:
     """Search in proportion to the greedy path's cost past twenty operands."""
     cost = net.cost()
     work = min(cost // _AUTO_FLOPS_PER_WORK, _AUTO_MAX_WORK)
-    if net.limit is None and work >= _AUTO_MIN_SEARCH * greedy_work(n):
+    if net.limit is None and work >= greedy_work(n):
         search(net, Effort(work))
         return net.cost()
     if cost >= n * _AUTO_RECONFIGURE_FLOPS:

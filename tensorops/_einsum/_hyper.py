@@ -31,16 +31,16 @@ from tensorops._einsum._reconfigure import ContractionTree
 
 __all__ = ["Effort", "greedy_work", "network_seed", "partition_work", "random_scorer", "search"]
 
-# Work units are splits tried by the subset search (reconfigure_work); a greedy
-# path costs about this many of them per operand, measured in
-# benchmarks/einsum_planning.py.
-_GREEDY_WORK_PER_OPERAND = 40
+# Work units are splits tried by the subset search (reconfigure_work), about a
+# microsecond or two each; a greedy path takes about as long as this many per
+# operand, and a partition tree this many per operand and level.
+_GREEDY_WORK_PER_OPERAND = 20
 _START_SHARE = 4  # 1/4 of the budget goes to start trees
 _MAX_STARTS = 64
 _SETTLE = 3  # greedy starts settled by the fixed cuts
 _PARTITION_SHARE = 4  # at most 1/4 of the budget goes to partition trees
 _MAX_PARTITIONS = 8
-_PARTITION_WORK_PER_OPERAND = 30
+_PARTITION_WORK_PER_OPERAND = 40
 _POPULATION = 2  # trees refined side by side at first
 _RUNG = 2  # passes between two halvings of the population
 _REFINE_PARTS = (5, 6, 5, 7)  # parts per random pass, in turn
@@ -64,6 +64,14 @@ class Effort:
         if self.deadline is not None and time.perf_counter() >= self.deadline:
             return 0
         return max(0, self.work - self.spent)
+
+    def share(self, part: int) -> Effort:
+        """A budget of ``1 / part`` of what is left (work, and time to the deadline)."""
+        deadline = self.deadline
+        if deadline is not None:
+            now = time.perf_counter()
+            deadline = now + max(0.0, deadline - now) / part
+        return Effort(self.left() // part, deadline)
 
 
 def greedy_work(n: int) -> int:
@@ -108,38 +116,45 @@ def _sample_scorer(rng: Random) -> Scorer:
 def _starts(
     net: BitNetwork, effort: Effort, rng: Random
 ) -> list[tuple[int, list[tuple[int, ...]]]]:
-    """Plan start paths: greedy, greedy by result size, and randomised greedy paths."""
+    """Plan start paths: the greedy path, then by result size and randomised, by budget.
+
+    The path already planned in ``net``, if any, is the greedy path. Other paths
+    are planned while their share of the budget lasts; each costs the work of a
+    greedy path plus a unit per pair it scored.
+    """
     n = len(net.inputs)
-    found: dict[tuple[tuple[int, ...], ...], int] = {}
-    share = effort.left() // _START_SHARE
-    trials = min(_MAX_STARTS, share // greedy_work(n))
-    for number in range(2 + trials):
-        if number >= 2 and not effort.left():
+    if not net.ssa:
+        plan_greedy(net)
+        effort.spent += greedy_work(n)
+    found = {tuple(net.ssa): net.cost()}
+    share = effort.share(_START_SHARE)
+    for number in range(_MAX_STARTS + 1):
+        if share.left() < greedy_work(n):
             break
         net.ssa = []
-        if number < 2:
-            plan_greedy(net, weight=1 - number)
+        draws = rng.draws
+        if number == 0:
+            plan_greedy(net, weight=0)
         else:
             plan_greedy(net, scorer=_sample_scorer(rng))
-        effort.spent += greedy_work(n)
+        share.spent += greedy_work(n) + rng.draws - draws
         found.setdefault(tuple(net.ssa), net.cost())
+    effort.spent += share.spent
     ranked = sorted(found.items(), key=lambda item: (item[1], item[0]))
     return [(cost, list(ssa)) for ssa, cost in ranked]
 
 
 def _partition_starts(net: BitNetwork, effort: Effort, rng: Random) -> list[ContractionTree]:
     """Trees by recursive bisection, with sampled imbalance and leaf size, a share of the budget."""
-    n = len(net.inputs)
-    cost = partition_work(n)
-    trials = min(_MAX_PARTITIONS, effort.left() // (_PARTITION_SHARE * cost))
-    trees = []
-    for _ in range(trials):
+    cost = partition_work(len(net.inputs))
+    share = effort.share(_PARTITION_SHARE)
+    trees: list[ContractionTree] = []
+    while len(trees) < _MAX_PARTITIONS and share.left() >= cost:
         imbalance = (5, 10, 20, 30, 50)[rng.below(5)]
         leaf_size = (3, 4, 5)[rng.below(3)]
         trees.append(ContractionTree(net, partition_tree(net, rng, imbalance, leaf_size)))
-        effort.spent += cost
-        if not effort.left():
-            break
+        share.spent += cost
+    effort.spent += share.spent
     return trees
 
 
@@ -152,7 +167,8 @@ def search(net: BitNetwork, effort: Effort, seed: int | None = None) -> None:
     """Plan ``net`` by sampling start trees and refining the best, within ``effort``.
 
     Args:
-        net: The network (without a memory limit: trees are not checked against it).
+        net: The network (without a memory limit: trees are not checked against it),
+            with its greedy path planned already or no path.
         effort: The budget; the path planned is the cheapest found when it runs out.
         seed: Seed of the randomness (None: from the network).
     """
@@ -170,7 +186,7 @@ def search(net: BitNetwork, effort: Effort, seed: int | None = None) -> None:
     population += [(0, tree) for tree in _partition_starts(net, effort, rng)]
     for i, (_, tree) in enumerate(population):  # settle by the fixed cuts
         before = tree.work
-        tree.improve(5, 3, budget=before + effort.left())
+        tree.improve(5, 3, budget=before + effort.left(), deadline=effort.deadline)
         effort.spent += tree.work - before
         population[i] = (tree.cost(), tree)
     best = _refine(population, effort, rng)
@@ -193,7 +209,7 @@ def _refine(
         k = _REFINE_PARTS[number % len(_REFINE_PARTS)]
         for i, (_, tree) in enumerate(population):
             before = tree.work
-            tree.improve_pass(k, rng=rng, budget=before + effort.left())
+            tree.improve_pass(k, rng=rng, budget=before + effort.left(), deadline=effort.deadline)
             effort.spent += tree.work - before
             worked |= tree.work > before
             population[i] = (tree.cost(), tree)

@@ -61,15 +61,21 @@ class Random:
 
     Args:
         seed: Any int.
+
+
+    Attributes:
+        draws: How many numbers were drawn (a measure of the work done with them).
     """
 
-    __slots__ = ("state",)
+    __slots__ = ("draws", "state")
 
     def __init__(self, seed: int) -> None:
         self.state = seed & _MASK
+        self.draws = 0
 
     def next(self) -> int:
         """Return the next random 64-bit int."""
+        self.draws += 1
         self.state = (self.state + _GOLDEN) & _MASK
         return _mix(self.state)
 

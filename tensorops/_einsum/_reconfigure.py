@@ -19,6 +19,8 @@ which makes them the workhorse of the large-network search
 
 from __future__ import annotations
 
+import time
+
 from tensorops._einsum._bitnet import BitNetwork, bits_of
 from tensorops._einsum._prng import Random
 from tensorops._einsum._subsets import optimize_subsets
@@ -189,25 +191,34 @@ class ContractionTree:
         place(local)
         return True
 
-    def improve(self, k: int, rounds: int, budget: int | None = None) -> None:
+    def improve(
+        self, k: int, rounds: int, budget: int | None = None, deadline: float | None = None
+    ) -> None:
         """Reconfigure every subtree, costliest step first, until nothing gains.
 
         Args:
             k: Most parts a subtree is cut into.
             rounds: Most passes over the tree.
             budget: Stop once :attr:`work` exceeds this.
+            deadline: Stop at this :func:`time.perf_counter` time.
         """
         modes, idle = (_BY_SIZE, _BY_COUNT), 0
         for number in range(rounds):
             if budget is not None and self.work > budget:
                 return
-            changed = self.improve_pass(k, modes[number % len(modes)], budget=budget)
+            by = modes[number % len(modes)]
+            changed = self.improve_pass(k, by, budget=budget, deadline=deadline)
             idle = 0 if changed else idle + 1
             if idle == len(modes):
                 return
 
     def improve_pass(
-        self, k: int, by: int = _AT_RANDOM, rng: Random | None = None, budget: int | None = None
+        self,
+        k: int,
+        by: int = _AT_RANDOM,
+        rng: Random | None = None,
+        budget: int | None = None,
+        deadline: float | None = None,
     ) -> bool:
         """Reconfigure every subtree once, costliest step first.
 
@@ -216,6 +227,7 @@ class ContractionTree:
             by: How to choose the part to cut next (ignored with ``rng``).
             rng: Randomness to cut at random instead.
             budget: Stop once :attr:`work` exceeds this.
+            deadline: Stop at this :func:`time.perf_counter` time.
 
         Returns:
             Whether the tree got cheaper.
@@ -224,6 +236,8 @@ class ContractionTree:
         costs = {s: self.step_cost(s) for s in self.split}
         for s in sorted(costs, key=lambda s: (-costs[s], s)):
             if budget is not None and self.work > budget:
+                break
+            if deadline is not None and time.perf_counter() > deadline:
                 break
             if s in self.split and s not in self.settled:
                 changed |= self.reconfigure(s, k, by, rng)
