@@ -36,7 +36,7 @@ taken: a plan never falls back to one step over all operands.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from tensorops._einsum._auto import plan_auto, plan_hyper
 from tensorops._einsum._bitnet import BitNetwork
@@ -216,11 +216,12 @@ def find_path(
     size_dict: Mapping[str, int],
     strategy: str = "auto",
     memory_limit: int | None = None,
-    *,
-    max_time: float | None = None,
-    minimize: str = "flops",
+    **options: Any,
 ) -> Path:
-    """Plan the order in which to contract einsum operands (see :func:`plan_contraction`).
+    """Plan the order in which to contract einsum operands: :func:`plan_contraction`'s path.
+
+    It takes the arguments of :func:`plan_contraction` (``max_time`` and
+    ``minimize`` by keyword) and raises the same errors.
 
     Returns:
         The path in the NumPy / opt_einsum convention: each tuple lists positions
@@ -235,10 +236,7 @@ def find_path(
         ...           {"i": 30, "j": 40, "k": 20, "l": 2})
         [(1, 2), (0, 1)]
     """
-    planned = plan_contraction(
-        inputs, output, size_dict, strategy, memory_limit, max_time=max_time, minimize=minimize
-    )
-    return list(planned.path)
+    return list(plan_contraction(inputs, output, size_dict, strategy, memory_limit, **options).path)
 
 
 def slice_path(
