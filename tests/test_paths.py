@@ -33,7 +33,7 @@ from tensorops._einsum._cost import (  # noqa: E402
 from tensorops._einsum._paths import (  # noqa: E402
     COMBO_WRITE_WEIGHT,
     OPTIMAL_MAX_OPERANDS,
-    STRATEGIES,
+    PLANNERS,
     find_path,
     plan_contraction,
 )
@@ -386,7 +386,7 @@ def assert_valid(network: Network, path: Sequence[tuple[int, ...]]) -> None:
     assert steps[-1].result == network[1]
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", PLANNERS)
 def test_paths_run_in_numpy(strategy: str) -> None:
     rng = np.random.default_rng(0)
     networks = [random_network(n, 500 + n, n_out=1) for n in (3, 5, 7)]
@@ -403,7 +403,7 @@ def test_paths_run_in_numpy(strategy: str) -> None:
         np.testing.assert_allclose(actual, expected, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", PLANNERS)
 @pytest.mark.parametrize("index", range(6))
 def test_memory_limit_is_respected(strategy: str, index: int) -> None:
     network = random_network(7, 600 + index, n_out=1)
@@ -425,7 +425,7 @@ def test_memory_limit_slices_instead_of_one_step() -> None:
     inputs = [("i", "j"), ("j", "k"), ("k", "l"), ("l", "m")]
     network = (inputs, ("i", "m"), dict.fromkeys("ijklm", 10))
     naive = naive_flops(*network)
-    for strategy in STRATEGIES:
+    for strategy in PLANNERS:
         path, sliced = plan_contraction(*network, strategy, memory_limit=5)
         assert sliced
         assert all(len(entry) == 2 for entry in path)
@@ -439,12 +439,12 @@ def test_memory_limit_slices_instead_of_one_step() -> None:
 
 
 def test_trivial_networks() -> None:
-    for strategy in STRATEGIES:
+    for strategy in PLANNERS:
         assert find_path([("i", "j")], ("j", "i"), {"i": 2, "j": 3}, strategy) == [(0,)]
         assert find_path([("i",), ("i",)], (), {"i": 2}, strategy) == [(0, 1)]
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", PLANNERS)
 def test_awkward_networks(strategy: str) -> None:
     sizes = {"i": 2, "j": 3, "k": 4, "batch": 5}
     networks: list[Network] = [

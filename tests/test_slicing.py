@@ -25,7 +25,7 @@ from tensorops._einsum._cost import (
     total_flops,
 )
 from tensorops._einsum._paths import (
-    STRATEGIES,
+    PLANNERS,
     find_path,
     plan_contraction,
     slice_path,
@@ -94,7 +94,7 @@ def ring(n: int, size: int) -> Network:
     return inputs, (), {f"x{i}": size for i in range(n)}
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", PLANNERS)
 def test_ring_of_matrices_is_sliced_at_little_cost(strategy: str) -> None:
     # six 256 x 256 matrices, intermediates capped at 4096 elements: no pairwise
     # path fits (each matrix product has 65536), so one axis is sliced
@@ -107,7 +107,7 @@ def test_ring_of_matrices_is_sliced_at_little_cost(strategy: str) -> None:
     assert plan.flops <= 4 * unsliced
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", PLANNERS)
 def test_sliced_ring_gives_the_unsliced_result(strategy: str) -> None:
     assert check_plan(ring(6, 6), 12, strategy)
 

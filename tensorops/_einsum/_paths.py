@@ -48,6 +48,7 @@ __all__ = [
     "COMBO_WRITE_WEIGHT",
     "MINIMIZE",
     "OPTIMAL_MAX_OPERANDS",
+    "PLANNERS",
     "STRATEGIES",
     "PlannedPath",
     "find_path",
@@ -55,7 +56,11 @@ __all__ = [
     "slice_path",
 ]
 
-STRATEGIES: tuple[str, ...] = ("auto", "optimal", "dp", "greedy", "hyper")
+STRATEGIES: tuple[str, ...] = ("auto", "optimal", "dp", "greedy")
+"""The strategies einsum offers (the strategy names it validates)."""
+
+PLANNERS: tuple[str, ...] = (*STRATEGIES, "hyper")
+"""Every strategy the planner takes: ``hyper`` too, which einsum does not offer yet."""
 MINIMIZE: tuple[str, ...] = ("flops", "combo")
 
 COMBO_WRITE_WEIGHT = 64
@@ -91,7 +96,7 @@ def _planner(strategy: str, max_time: float | None) -> Planner:
     planner = {"auto": plan_auto, "optimal": plan_optimal, "dp": plan_dp, "greedy": plan_greedy}
     found = planner.get(strategy)
     if found is None:
-        raise ValueError(f"unknown strategy {strategy!r}; valid strategies are {STRATEGIES}")
+        raise ValueError(f"unknown strategy {strategy!r}; valid strategies are {PLANNERS}")
     return found
 
 
@@ -173,7 +178,7 @@ def plan_contraction(
         inputs: Axes of each operand (distinct within an operand).
         output: Axes of the result.
         size_dict: Size of every axis.
-        strategy: One of :data:`STRATEGIES`.
+        strategy: One of :data:`PLANNERS`.
         memory_limit: Most elements any intermediate but the final result may
             have, per slice (None: no limit). Axes are sliced only when no
             cheaper pairwise path fits.
