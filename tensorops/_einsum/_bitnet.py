@@ -37,9 +37,12 @@ Glossary of the planners' vocabulary (the names used for locals in every planner
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-__all__ = ["BitNetwork", "bits_of"]
+__all__ = ["BitNetwork", "Table", "bits_of"]
+
+Table = Mapping[int, int] | Sequence[int]
+"""Something indexed by a bitset: a dict of some nodes, or a list over all subsets."""
 
 
 def bits_of(mask: int) -> list[int]:
@@ -202,39 +205,42 @@ class BitNetwork:
                 b = self.emit((b,))
         return self.emit((a, b))
 
-    def emit_tree(
-        self, root: int, node: Callable[[int], tuple[int, int]], leaves: Sequence[int]
-    ) -> tuple[int, int]:
+    def emit_tree(self, root: int, split: Table, legs: Table, leaves: Sequence[int]) -> int:
         """Emit the steps of a binary contraction tree, each part before the node it makes.
 
         Args:
             root: The tree's root, a bitset over positions in ``leaves``.
-            node: For an internal node, its part holding the first operand to be
-                emitted, and the axes of its result.
+            split: For each internal node, its part emitted first.
+            legs: For each internal node, the axes of its result.
             leaves: The SSA id of each position; a leaf has the axes of that input.
 
         Returns:
-            The SSA id and axes of the root.
+            The SSA id of the root's result.
         """
-        made: dict[int, tuple[int, int]] = {}
+        inputs, contract = self.inputs, self.contract
+        ids: dict[int, int] = {}  # node -> SSA id of its result
+        # internal nodes in pre-order, second part first; reversed, each part comes
+        # before the node it makes and the first part before the second (a loop,
+        # not recursion: trees of many operands are deep)
+        order: list[int] = []
         stack = [root]
-        while stack:  # a loop, not recursion: trees of many operands are deep
-            s = stack[-1]
-            if not s & (s - 1):
-                ident = leaves[s.bit_length() - 1]
-                made[s] = ident, self.inputs[ident]
-                stack.pop()
-                continue
-            a, axes = node(s)
-            first, second = made.get(a), made.get(s ^ a)
-            if first is None:
+        while stack:
+            s = stack.pop()
+            if s & (s - 1):
+                order.append(s)
+                a = split[s]
                 stack.append(a)
-            elif second is None:
                 stack.append(s ^ a)
             else:
-                stack.pop()
-                made[s] = self.contract(*first, *second, axes), axes
-        return made[root]
+                ids[s] = leaves[s.bit_length() - 1]
+        for s in reversed(order):
+            a = split[s]
+            b = s ^ a
+            ia, ib = ids[a], ids[b]
+            ua = legs[a] if a & (a - 1) else inputs[ia]
+            ub = legs[b] if b & (b - 1) else inputs[ib]
+            ids[s] = contract(ia, ua, ib, ub, legs[s])
+        return ids[root]
 
     def holders(self, members: Sequence[int]) -> dict[int, int]:
         """Map each summed axis of the operands ``members`` to the positions holding it.

@@ -26,16 +26,12 @@ def plan_optimal(net: BitNetwork) -> None:
             f"optimal planning of {n} operands would take too long; use 'dp' or 'greedy'"
         )
     trees = optimize_subsets(net, net.inputs, net.dangling, net.output)
-    full, leaves = (1 << n) - 1, range(n)
-
-    def node(s: int) -> tuple[int, int]:
-        return trees.split[s], trees.legs[s]
-
+    full, split, legs, leaves = (1 << n) - 1, trees.split, trees.legs, range(n)
     if trees.best[full] < INF:
-        net.emit_tree(full, node, leaves)
+        net.emit_tree(full, split, legs, leaves)
     else:
         parts = cover(dict(enumerate(trees.best)))
-        net.join([net.emit_tree(part, node, leaves) for part in parts])
+        net.join([(net.emit_tree(p, split, legs, leaves), trees.axes[p]) for p in parts])
 
 
 _Entry = tuple[int, int, int, int, int, int]  # cost, axes, dangling, neighbours, left, size
@@ -184,18 +180,16 @@ class _Component:
         result = self.legs_of[u] = (legs1 | legs2) & ~closed
         return result
 
-    def node(self, s: int) -> tuple[int, int]:
-        """Return the part of subset ``s`` made first, and the axes of ``s``."""
-        entry = self.done[s]
-        return entry[4], entry[1]
-
     def roots(self) -> list[tuple[int, int]]:
         """Emit the component; return its roots (several if the memory limit forbids one)."""
-        emit_tree, node, ops = self.net.emit_tree, self.node, self.ops
-        if self.full in self.done:
-            return [emit_tree(self.full, node, ops)]
-        parts = cover({s: e[0] for s, e in self.done.items()})
-        return [emit_tree(part, node, ops) for part in parts]
+        done, ops = self.done, self.ops
+        left = {s: entry[4] for s, entry in done.items() if entry[4]}
+        parts = [self.full] if self.full in done else cover({s: e[0] for s, e in done.items()})
+        roots = []
+        for part in parts:
+            ident = self.net.emit_tree(part, left, self.legs_of, ops)
+            roots.append((ident, done[part][1] | done[part][2]))
+        return roots
 
 
 def _dp_search(net: BitNetwork, bound: int = INF, budget: int | None = None) -> bool:

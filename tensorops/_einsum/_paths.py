@@ -36,7 +36,7 @@ taken: a plan never falls back to one step over all operands.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from tensorops._einsum._auto import plan_auto, plan_hyper
 from tensorops._einsum._bitnet import BitNetwork
@@ -88,13 +88,20 @@ class PlannedPath(NamedTuple):
     sliced_axes: tuple[str, ...]
 
 
+_PLANNERS: dict[str, Planner] = {
+    "auto": plan_auto,
+    "optimal": plan_optimal,
+    "dp": plan_dp,
+    "greedy": plan_greedy,
+}
+
+
 def _planner(strategy: str, max_time: float | None) -> Planner:
     if strategy == "hyper":
         return lambda net: plan_hyper(net, max_time)
     if max_time is not None:
         raise ValueError(f"max_time applies to strategy 'hyper' only, not {strategy!r}")
-    planner = {"auto": plan_auto, "optimal": plan_optimal, "dp": plan_dp, "greedy": plan_greedy}
-    found = planner.get(strategy)
+    found = _PLANNERS.get(strategy)
     if found is None:
         raise ValueError(f"unknown strategy {strategy!r}; valid strategies are {PLANNERS}")
     return found
@@ -201,18 +208,31 @@ def plan_contraction(
         >>> plan_contraction(ring, (), dict.fromkeys("abcd", 100), memory_limit=1000)
         PlannedPath(path=((0, 3), (1, 2), (0, 1)), sliced_axes=('b',))
     """
+    path, sliced = _plan(inputs, output, size_dict, strategy, memory_limit, max_time, minimize)
+    return PlannedPath(tuple(path), sliced)
+
+
+def _plan(
+    inputs: Sequence[tuple[str, ...]],
+    output: tuple[str, ...],
+    size_dict: Mapping[str, int],
+    strategy: str,
+    memory_limit: int | None,
+    max_time: float | None,
+    minimize: str,
+) -> tuple[Path, tuple[str, ...]]:
     planner = _planner(strategy, max_time)
-    weight = _write_weight(minimize)
+    weight = COMBO_WRITE_WEIGHT if minimize == "combo" else _write_weight(minimize)
     if not inputs:
         raise ValueError("a contraction needs at least one operand")
     if len(inputs) <= 2:
-        return PlannedPath((tuple(range(len(inputs))),), ())
+        return [tuple(range(len(inputs)))], ()
     if memory_limit is None:
         net = BitNetwork(inputs, output, size_dict, None, weight)
         planner(net)
-        return PlannedPath(tuple(net.linear_path()), ())
+        return net.linear_path(), ()
     _, path, sliced = _cheapest_sliced(inputs, output, size_dict, planner, memory_limit, weight)
-    return PlannedPath(tuple(path), sliced)
+    return path, sliced
 
 
 def find_path(
@@ -221,12 +241,13 @@ def find_path(
     size_dict: Mapping[str, int],
     strategy: str = "auto",
     memory_limit: int | None = None,
-    **options: Any,
+    *,
+    max_time: float | None = None,
+    minimize: str = "flops",
 ) -> Path:
     """Plan the order in which to contract einsum operands: :func:`plan_contraction`'s path.
 
-    It takes the arguments of :func:`plan_contraction` (``max_time`` and
-    ``minimize`` by keyword) and raises the same errors.
+    It takes the arguments of :func:`plan_contraction` and raises the same errors.
 
     Returns:
         The path in the NumPy / opt_einsum convention: each tuple lists positions
@@ -241,7 +262,7 @@ def find_path(
         ...           {"i": 30, "j": 40, "k": 20, "l": 2})
         [(1, 2), (0, 1)]
     """
-    return list(plan_contraction(inputs, output, size_dict, strategy, memory_limit, **options).path)
+    return _plan(inputs, output, size_dict, strategy, memory_limit, max_time, minimize)[0]
 
 
 def slice_path(

@@ -243,11 +243,7 @@ class ContractionTree:
                 changed |= self.reconfigure(s, k, by, rng)
         return changed
 
-    def node(self, s: int) -> tuple[int, int]:
-        """Return the part of node ``s`` made first, and the axes of ``s``."""
-        return self.split[s], self.legs_of[s]
-
     def emit(self) -> None:
         """Replace the path planned in the network by this tree's."""
         self.net.ssa = []
-        self.net.emit_tree(self.full, self.node, range(len(self.net.inputs)))
+        self.net.emit_tree(self.full, self.split, self.legs_of, range(len(self.net.inputs)))
