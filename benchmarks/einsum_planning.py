@@ -28,6 +28,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import statistics
 import string
@@ -352,7 +353,10 @@ def main() -> None:
         results.extend(_measure_random(n, seeds, 0.01 if args.quick else 0.05))
         print(f"  measured n={n}", file=sys.stderr, flush=True)
     _print_random(results, len(seeds))
-    _print_large(_measure_large(args.quick))
+    if importlib.util.find_spec("cotengra") is None:
+        print("\n(cotengra is not installed: no large-network table; pip install cotengra)")
+    else:
+        _print_large(_measure_large(args.quick))
     _print_slicing()
     if args.combo:
         _print_combo_fit()

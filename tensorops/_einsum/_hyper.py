@@ -5,14 +5,17 @@ path on large networks by sampling many trees (greedy paths with randomised
 scores, partitions of the network) and refining the best by subtree
 reconfiguration. This search does the same in three phases:
 
-1. **starts**: the greedy path, the greedy path by result size alone, and greedy
-   paths whose pair scores are perturbed (:func:`random_scorer`), a share of the
-   budget; partition trees (:mod:`~tensorops._einsum._partition`) for the
-   ``hyper`` strategy;
-2. **settle**: the cheapest few starts are reconfigured by the fixed cuts of
-   :meth:`~tensorops._einsum._reconfigure.ContractionTree.improve`, and the best kept;
-3. **refine**: passes of reconfiguration with random cuts, into five to seven parts,
-   until the budget is spent.
+1. **starts**: the greedy path, then within a quarter of the budget the greedy
+   path by result size alone and greedy paths whose pair scores are perturbed
+   (:func:`random_scorer`), then within a quarter of the rest partition trees
+   (:mod:`~tensorops._einsum._partition`), which only budgets like ``hyper``'s
+   afford;
+2. **settle**: the cheapest greedy starts and the partition trees are
+   reconfigured by the fixed cuts of
+   :meth:`~tensorops._einsum._reconfigure.ContractionTree.improve`;
+3. **refine**: the best two get passes of reconfiguration with random cuts, into
+   five to seven parts, the worse dropped after two passes, until the budget is
+   spent or every cut has been tried.
 
 Work is counted, not timed (:class:`Effort`): the same network gets the same path on
 every machine. The randomness comes from :mod:`~tensorops._einsum._prng`, seeded by
@@ -114,22 +117,24 @@ def _sample_scorer(rng: Random) -> Scorer:
 
 
 def _starts(
-    net: BitNetwork, effort: Effort, rng: Random
+    net: BitNetwork, effort: Effort, rng: Random, again: bool
 ) -> list[tuple[int, list[tuple[int, ...]]]]:
     """Plan start paths: the greedy path, then by result size and randomised, by budget.
 
     The path already planned in ``net``, if any, is the greedy path. Other paths
     are planned while their share of the budget lasts; each costs the work of a
-    greedy path plus a unit per pair it scored.
+    greedy path plus a unit per pair it scored. ``again``: randomised paths only.
     """
     n = len(net.inputs)
-    if not net.ssa:
-        plan_greedy(net)
-        effort.spent += greedy_work(n)
-    found = {tuple(net.ssa): net.cost()}
+    found: dict[tuple[tuple[int, ...], ...], int] = {}
+    if not again:
+        if not net.ssa:
+            plan_greedy(net)
+            effort.spent += greedy_work(n)
+        found[tuple(net.ssa)] = net.cost()
     share = effort.share(_START_SHARE)
-    for number in range(_MAX_STARTS + 1):
-        if share.left() < greedy_work(n):
+    for number in range(again, _MAX_STARTS + 1):
+        if share.left() < greedy_work(n) and (found or not effort.left()):
             break
         net.ssa = []
         draws = rng.draws
@@ -166,6 +171,9 @@ def partition_work(n: int) -> int:
 def search(net: BitNetwork, effort: Effort, seed: int | None = None) -> None:
     """Plan ``net`` by sampling start trees and refining the best, within ``effort``.
 
+    When the refined trees can gain nothing more before the budget is spent, the
+    search starts again from new randomised starts, and keeps the cheapest tree.
+
     Args:
         net: The network (without a memory limit: trees are not checked against it),
             with its greedy path planned already or no path.
@@ -173,24 +181,44 @@ def search(net: BitNetwork, effort: Effort, seed: int | None = None) -> None:
         seed: Seed of the randomness (None: from the network).
     """
     rng = Random(network_seed(net) if seed is None else seed)
-    starts = _starts(net, effort, rng)
-    population: list[tuple[int, ContractionTree]] = []
-    for _, ssa in starts[:_SETTLE]:
-        net.ssa = ssa
-        tree = ContractionTree.from_path(net)
-        if tree is not None:
-            population.append((0, tree))
-    if not population:  # no pairwise start: keep the cheapest path as it is
-        net.ssa = starts[0][1]
-        return
-    population += [(0, tree) for tree in _partition_starts(net, effort, rng)]
-    for i, (_, tree) in enumerate(population):  # settle by the fixed cuts
+    best: ContractionTree | None = None
+    best_cost = 0
+    again = False
+    while not again or effort.left():
+        spent = effort.spent
+        starts = _starts(net, effort, rng, again)
+        population: list[tuple[int, ContractionTree]] = []
+        for _, ssa in starts[:_SETTLE]:
+            net.ssa = ssa
+            tree = ContractionTree.from_path(net)
+            if tree is not None:
+                population.append((0, tree))
+        if not population:  # no pairwise start: keep the cheapest path as it is
+            net.ssa = starts[0][1]
+            return
+        population += [(0, tree) for tree in _partition_starts(net, effort, rng)]
+        tree = _refine(_settle(population, effort), effort, rng)
+        cost = tree.cost()
+        if best is None or cost < best_cost:
+            best, best_cost = tree, cost
+        if effort.spent == spent:  # nothing was affordable
+            break
+        again = True
+    if best is not None:
+        best.emit()
+
+
+def _settle(
+    population: list[tuple[int, ContractionTree]], effort: Effort
+) -> list[tuple[int, ContractionTree]]:
+    """Reconfigure each tree by the fixed cuts, within the budget; return them with costs."""
+    settled = []
+    for _, tree in population:
         before = tree.work
         tree.improve(5, 3, budget=before + effort.left(), deadline=effort.deadline)
         effort.spent += tree.work - before
-        population[i] = (tree.cost(), tree)
-    best = _refine(population, effort, rng)
-    best.emit()
+        settled.append((tree.cost(), tree))
+    return settled
 
 
 def _refine(
