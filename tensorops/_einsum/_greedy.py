@@ -227,16 +227,15 @@ class _Greedy:
             linked.difference_update(dead)
             neighbours[ident] = linked
             if linked:
-                for b in linked:
-                    others = neighbours[b]
-                    others.difference_update(dead)
-                    others.add(ident)
                 lone, paired = ~on_two & summed, ~on_three & summed
                 # inlined best_partner: hot loop, see benchmarks/einsum_planning.py
                 best = best_b = -1
                 # a scorer draws random numbers: score in a fixed order (torch.compile
                 # iterates sets in another order than CPython)
                 for b in sorted(linked) if scorer else linked:
+                    others = neighbours[b]
+                    others.difference_update(dead)
+                    others.add(ident)
                     ub = alive[b]
                     shared = result & ub
                     gone = (shared & paired) | ((result ^ ub) & lone)
