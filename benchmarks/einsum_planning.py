@@ -1,69 +1,75 @@
-"""Benchmark the einsum path planners against opt_einsum.
+"""Benchmark einsum path planning against opt_einsum and cotengra.
 
-For random tensor networks (``opt_einsum.testing.rand_equation``, fixed seeds) of
-3 to 100 operands, prints a markdown table with, per operand count and strategy:
-our planning time, opt_einsum's (``contract_path(..., shapes=True)``, and its bare
-path function), the speedups, the geometric mean of our cost over opt_einsum's
-cost for the same strategy, and for ``auto`` the geometric mean of its cost over
-our ``dp`` cost.
+Four tables, printed as markdown:
+
+1. **Random networks** (``opt_einsum.testing.rand_equation(n, 3, n_out=2)``, fixed
+   seeds) of 3 to 300 operands, per strategy: the whole public call, cold
+   (``tops.clear_caches()``, untimed, then ``tops.einsum_path(eq, *shapes, strategy=...)``)
+   beside ``opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=...)``;
+   the bare path functions (tensorops' ``find_path``, opt_einsum's path function
+   on index sets); the share of the cold call spent in the planner; the cost of
+   the plan over opt_einsum's for the same strategy, and for ``auto`` over ``dp``.
+2. **Large networks** from cotengra's generators (30 to 300 tensors): planning
+   time and log10 of the cost (FLOPs, opt_einsum's count) for tensorops ``greedy``,
+   ``auto`` and ``hyper`` against opt_einsum's greedy and ``RandomGreedy(128)`` and
+   cotengra's ``HyperOptimizer(max_repeats=64)`` (default methods: greedy and
+   kahypar; default subtree reconfiguration; one process). ``hyper`` gets a tenth
+   of cotengra's time on the same network (``--quick``: one second, no cotengra).
+3. **Slicing**: a ring of six 256 x 256 matrices under ``memory_limit=4096``.
+4. **Combo factor** (``--combo``): the time of matrix products of many shapes
+   fitted as ``a * flops + b * writes``; ``b / a`` is what writing an element
+   costs in FLOPs on this machine (``COMBO_WRITE_WEIGHT`` is chosen from it).
 
 Usage::
 
-    python benchmarks/einsum_planning.py [--quick]
+    python benchmarks/einsum_planning.py [--quick] [--combo]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import statistics
+import string
 import sys
 import time
+import warnings
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 try:
-    import tensorops  # noqa: F401
+    import tensorops as tops
 except ImportError:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    import tensorops as tops
 
+import numpy as np
 import opt_einsum as oe
 from opt_einsum.testing import rand_equation
 
-from tensorops._einsum._cost import contraction_steps, total_flops
-from tensorops._einsum._paths import find_path
+from tensorops._einsum._cost import contraction_steps, sliced_contraction_steps, total_flops
+from tensorops._einsum._paths import find_path, plan_contraction
 
-SIZES = (3, 5, 8, 10, 12, 15, 20, 30, 50, 100)
-QUICK_SIZES = (3, 5, 8, 10, 12, 15, 20, 50, 100)
+SIZES = (3, 5, 8, 10, 12, 15, 20, 30, 50, 100, 200, 300)
+QUICK_SIZES = (3, 5, 10, 20, 50, 100, 300)
 OE_OPTIMAL_MAX = 8  # opt_einsum's optimal takes seconds beyond this
-OUR_OPTIMAL_MAX = 12
-DP_MAX = {False: 30, True: 20}  # dp (ours and opt_einsum's) up to this many operands
+OUR_OPTIMAL_MAX = 10
+DP_MAX = 20  # dp (ours and opt_einsum's) up to this many operands
 
-
-def _network(n: int, seed: int) -> tuple[str, list[tuple[int, ...]], dict[str, int]]:
-    eq, shapes, size_dict = rand_equation(n, 3, n_out=2, seed=seed, return_size_dict=True)
-    return eq, shapes, size_dict
-
-
-def _parse(eq: str) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
-    lhs, out = eq.split("->")
-    return [tuple(term) for term in lhs.split(",")], tuple(out)
+Network = tuple[list[tuple[str, ...]], tuple[str, ...], dict[str, int]]
 
 
 def _best_time(fn: Callable[[], Any], budget: float) -> tuple[float, Any]:
     """Return the fastest of repeated calls within ``budget`` seconds, and a result."""
-    best = math.inf
-    result = None
-    spent = 0.0
-    runs = 0
+    best, result, spent, runs = math.inf, None, 0.0, 0
     while runs < 3 or spent < budget:
         start = time.perf_counter()
         result = fn()
         elapsed = time.perf_counter() - start
-        best = min(best, elapsed)
-        spent += elapsed
-        runs += 1
+        best, spent, runs = min(best, elapsed), spent + elapsed, runs + 1
         if elapsed > budget:
             break
     return best, result
@@ -73,97 +79,288 @@ def _gmean(values: list[float]) -> float:
     return math.exp(statistics.fmean(math.log(v) for v in values)) if values else math.nan
 
 
-def _strategies(n: int, quick: bool) -> list[str]:
+def _parse(eq: str) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
+    lhs, out = eq.split("->")
+    return [tuple(term) for term in lhs.split(",")], tuple(out)
+
+
+def _cost(network: Network, path: Any) -> int:
+    return total_flops(contraction_steps(*network, path))
+
+
+def _best_cold(eq: str, shapes: Any, strategy: str, budget: float) -> float:
+    """The fastest ``einsum_path`` call on fresh caches (clearing them is not timed)."""
+    best, spent, runs = math.inf, 0.0, 0
+    while runs < 3 or spent < budget:
+        tops.clear_caches()
+        start = time.perf_counter()
+        tops.einsum_path(eq, *shapes, strategy=strategy)
+        elapsed = time.perf_counter() - start
+        best, spent, runs = min(best, elapsed), spent + elapsed, runs + 1
+        if elapsed > budget:
+            break
+    return best
+
+
+def _strategies(n: int) -> list[str]:
     names = ["auto", "greedy"]
-    if n <= DP_MAX[quick]:
-        names.append("dp")
-    if n <= OUR_OPTIMAL_MAX:
-        names.append("optimal")
+    names += ["dp"] if n <= DP_MAX else []
+    names += ["optimal"] if n <= OUR_OPTIMAL_MAX else []
     return names
 
 
-def _oe_allowed(strategy: str, n: int) -> bool:
-    return strategy != "optimal" or n <= OE_OPTIMAL_MAX
-
-
-def _time_ours(inputs: Any, output: Any, size_dict: Any, strategy: str, budget: float) -> Any:
-    return _best_time(lambda: find_path(inputs, output, size_dict, strategy), budget)
-
-
-def _time_oe(eq: str, shapes: Any, strategy: str, budget: float) -> Any:
-    return _best_time(lambda: oe.contract_path(eq, *shapes, shapes=True, optimize=strategy), budget)
-
-
-def _time_oe_fn(inputs: Any, output: Any, size_dict: Any, strategy: str, budget: float) -> float:
-    fn = oe.paths.get_path_fn(strategy)
-    sets = [frozenset(term) for term in inputs]
-    return _best_time(lambda: fn(sets, frozenset(output), size_dict), budget)[0]
-
-
-def _measure(n: int, seeds: range, budget: float, quick: bool) -> list[dict[str, Any]]:
+def _measure_random(n: int, seeds: range, budget: float) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, list[float]]] = {}
     for seed in seeds:
-        eq, shapes, size_dict = _network(n, seed)
-        inputs, output = _parse(eq)
+        raw, _, raw_sizes = rand_equation(n, 3, n_out=2, seed=seed, return_size_dict=True)
+        inputs, output = _parse(raw)
+        network = (inputs, output, {axis: int(size) for axis, size in raw_sizes.items()})
+        eq, shapes = _oe_equation(network)
+        ours = _tops_equation(network)
+        size_dict = network[2]
         costs: dict[str, int] = {}
-        for strategy in _strategies(n, quick):
-            row = rows.setdefault(strategy, {"ours": [], "oe": [], "oe_fn": [], "ratio": []})
-            ours, path = _time_ours(inputs, output, size_dict, strategy, budget)
-            cost = total_flops(contraction_steps(inputs, output, size_dict, path))
-            costs[strategy] = cost
-            row["ours"].append(ours)
-            if not _oe_allowed(strategy, n):
+        for strategy in _strategies(n):
+            row = rows.setdefault(strategy, {})
+            cold = _best_cold(ours, shapes, strategy, budget)
+            bare, path = _best_time(partial(find_path, *network, strategy), budget)
+            costs[strategy] = _cost(network, path)
+            row.setdefault("cold", []).append(cold)
+            row.setdefault("bare", []).append(bare)
+            row.setdefault("share", []).append(min(1.0, bare / cold))
+            if strategy == "optimal" and n > OE_OPTIMAL_MAX:
                 continue
-            theirs, (_, info) = _time_oe(eq, shapes, strategy, budget)
-            row["oe"].append(theirs)
-            row["oe_fn"].append(_time_oe_fn(inputs, output, size_dict, strategy, budget))
-            row["ratio"].append(cost / int(info.opt_cost))
+            contract = partial(oe.contract_path, eq, *shapes, shapes=True, optimize=strategy)
+            theirs, (_, info) = _best_time(contract, budget)
+            fn = oe.paths.get_path_fn(strategy)
+            sets = [frozenset(term) for term in inputs]
+            their_fn, _ = _best_time(partial(fn, sets, frozenset(output), size_dict), budget)
+            row.setdefault("oe", []).append(theirs)
+            row.setdefault("oe_fn", []).append(their_fn)
+            row.setdefault("ratio", []).append(costs[strategy] / int(info.opt_cost))
         if "dp" in costs:
             rows["auto"].setdefault("auto_dp", []).append(costs["auto"] / costs["dp"])
     return [{"n": n, "strategy": name, **data} for name, data in rows.items()]
 
 
-def _fmt_ms(values: list[float]) -> str:
+def _ms(values: list[float]) -> str:
     return f"{1e3 * _gmean(values):.3g}" if values else "-"
 
 
-def _fmt_ratio(values: list[float]) -> str:
-    return f"{_gmean(values):.3f}" if values else "-"
+def _ratio(values: list[float], digits: int = 3) -> str:
+    return f"{_gmean(values):.{digits}f}" if values else "-"
 
 
-def _print_table(results: list[dict[str, Any]]) -> None:
+def _print_random(results: list[dict[str, Any]], seeds: int) -> None:
+    print("### Random networks: the whole cold call and the bare path functions\n")
     print(
-        "| n | strategy | ours (ms) | opt_einsum contract_path (ms) | speedup "
-        "| opt_einsum path fn (ms) | speedup vs fn | cost ours/oe | auto/dp cost |"
+        "| n | strategy | einsum_path cold (ms) | contract_path (ms) | cold / contract_path "
+        "| find_path (ms) | opt_einsum path fn (ms) | planner share of cold call "
+        "| cost ours/oe | auto/dp cost |"
     )
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in results:
-        ours = _gmean(row["ours"])
-        speed = f"{_gmean(row['oe']) / ours:.1f}x" if row["oe"] else "-"
-        speed_fn = f"{_gmean(row['oe_fn']) / ours:.1f}x" if row["oe_fn"] else "-"
+        vs = f"{_gmean(row['cold']) / _gmean(row['oe']):.2f}" if row.get("oe") else "-"
         print(
-            f"| {row['n']} | {row['strategy']} | {_fmt_ms(row['ours'])} | {_fmt_ms(row['oe'])} "
-            f"| {speed} | {_fmt_ms(row['oe_fn'])} | {speed_fn} | {_fmt_ratio(row['ratio'])} "
-            f"| {_fmt_ratio(row.get('auto_dp', []))} |"
+            f"| {row['n']} | {row['strategy']} | {_ms(row['cold'])} | {_ms(row.get('oe', []))} "
+            f"| {vs} | {_ms(row['bare'])} | {_ms(row.get('oe_fn', []))} "
+            f"| {100 * statistics.fmean(row['share']):.0f} % | {_ratio(row.get('ratio', []))} "
+            f"| {_ratio(row.get('auto_dp', []))} |"
         )
+    print(
+        f"\n{seeds} networks per n; each time is the fastest of repeated runs (a cold call "
+        "clears tensorops' caches first), geometric mean over the networks."
+    )
+
+
+def _large_networks(quick: bool) -> dict[str, Callable[[], Any]]:
+    import cotengra as ctg
+
+    utils = ctg.utils
+    networks: dict[str, Callable[[], Any]] = {
+        "random 3-regular, 100 tensors": lambda: utils.randreg_equation(100, 3, seed=1),
+        "10x10 lattice, bonds 2-4": lambda: utils.lattice_equation([10, 10], d_max=4, seed=1),
+    }
+    if quick:
+        return networks
+    networks |= {
+        "random 3-regular, 200 tensors": lambda: utils.randreg_equation(200, 3, seed=1),
+        "random 3-regular, 300 tensors": lambda: utils.randreg_equation(300, 3, seed=1),
+        "random 4-regular, 60 tensors": lambda: utils.randreg_equation(60, 4, seed=1),
+        "4x4x4 lattice, bonds 2-3": lambda: utils.lattice_equation([4, 4, 4], seed=1),
+        "random, hyper-indices, 150 tensors": lambda: utils.rand_equation(
+            150, 3, n_out=2, n_hyper_in=2, n_hyper_out=1, seed=1
+        ),
+        "random 4-regular-ish, 100 tensors": lambda: utils.rand_equation(100, 4, n_out=3, seed=1),
+    }
+    return networks
+
+
+def _tops_equation(network: Network) -> str:
+    """The network in tensorops' notation: compact up to 52 axes, else spaced names."""
+    inputs, output, _ = network
+    names = dict.fromkeys([a for t in inputs for a in t] + list(output))
+    if len(names) <= len(string.ascii_letters):
+        symbols = dict(zip(names, string.ascii_letters, strict=False))
+        return (
+            ",".join("".join(symbols[a] for a in t) for t in inputs)
+            + "->"
+            + "".join(symbols[a] for a in output)
+        )
+    symbols = {axis: f"x{i}" for i, axis in enumerate(names)}
+    terms = ", ".join(" ".join(symbols[a] for a in t) for t in inputs)
+    return terms + " -> " + " ".join(symbols[a] for a in output)
+
+
+def _oe_equation(network: Network) -> tuple[str, list[tuple[int, ...]]]:
+    inputs, output, sizes = network
+    symbols: dict[str, str] = {}
+    for axis in [a for t in inputs for a in t] + list(output):
+        symbols.setdefault(axis, oe.get_symbol(len(symbols)))
+    eq = ",".join("".join(symbols[a] for a in t) for t in inputs)
+    return eq + "->" + "".join(symbols[a] for a in output), [
+        tuple(sizes[a] for a in t) for t in inputs
+    ]
+
+
+def _timed_cost(network: Network, plan: Callable[[], Any]) -> tuple[float, float]:
+    start = time.perf_counter()
+    path = plan()
+    return time.perf_counter() - start, math.log10(_cost(network, path))
+
+
+def _measure_large(quick: bool) -> list[tuple[str, dict[str, tuple[float, float]]]]:
+    import cotengra as ctg
+
+    rows = []
+    for name, make in _large_networks(quick).items():
+        contraction = make()
+        network: Network = (
+            [tuple(t) for t in contraction.inputs],
+            tuple(contraction.output),
+            dict(contraction.size_dict),
+        )
+        eq, shapes = _oe_equation(network)
+        row: dict[str, tuple[float, float]] = {}
+        if not quick:
+
+            def cotengra_path(network: Network = network) -> Any:
+                optimizer = ctg.HyperOptimizer(max_repeats=64, parallel=False, progbar=False)
+                return optimizer.search(*network).get_path()
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                row["cotengra"] = _timed_cost(network, cotengra_path)
+        hyper_time = row["cotengra"][0] / 10 if "cotengra" in row else 1.0
+        row["greedy"] = _timed_cost(network, partial(find_path, *network, "greedy"))
+        row["auto"] = _timed_cost(network, partial(find_path, *network, "auto"))
+        hyper = partial(find_path, *network, "hyper", max_time=hyper_time)
+        row["hyper"] = _timed_cost(network, hyper)
+        for label, optimize in (("oe greedy", "greedy"), ("oe rg128", None)):
+            chosen = optimize or oe.RandomGreedy(max_repeats=128)
+            contract = partial(oe.contract_path, eq, *shapes, shapes=True, optimize=chosen)
+            row[label] = _timed_cost(network, lambda contract=contract: contract()[0])
+        rows.append((f"{name} ({len(network[0])})", row))
+        print(f"  measured {name}", file=sys.stderr, flush=True)
+    return rows
+
+
+def _print_large(rows: list[tuple[str, dict[str, tuple[float, float]]]]) -> None:
+    columns = ["greedy", "auto", "hyper", "oe greedy", "oe rg128", "cotengra"]
+    print("\n### Large networks: log10 of the cost (planning time)\n")
+    print(
+        "| network | tensorops greedy | tensorops auto | tensorops hyper | opt_einsum greedy "
+        "| opt_einsum RandomGreedy(128) | cotengra HyperOptimizer(64) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, row in rows:
+        cells = [f"{row[c][1]:.2f} ({row[c][0]:.3g} s)" if c in row else "-" for c in columns]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    auto = [row["auto"][1] - row["oe rg128"][1] for _, row in rows]
+    speed = [row["auto"][0] / row["oe rg128"][0] for _, row in rows]
+    print(
+        f"\nauto vs RandomGreedy(128): mean log10 cost difference {statistics.fmean(auto):+.2f} "
+        f"(geometric mean cost ratio {10 ** statistics.fmean(auto):.3g}), time ratio "
+        f"{_gmean(speed):.3f} (geometric mean)."
+    )
+    with_ctg = [row for _, row in rows if "cotengra" in row]
+    if with_ctg:
+        gaps = [row["hyper"][1] - row["cotengra"][1] for row in with_ctg]
+        print(
+            f"hyper vs cotengra: cost ratio {', '.join(f'{10**g:.2f}' for g in gaps)}; hyper "
+            "ran for a tenth of cotengra's time on each network."
+        )
+
+
+def _print_slicing() -> None:
+    inputs = [(f"x{i}", f"x{(i + 1) % 6}") for i in range(6)]
+    sizes = {f"x{i}": 256 for i in range(6)}
+    network = (inputs, (), sizes)
+    eq, shapes = _oe_equation(network)
+    print("\n### Slicing: a ring of six 256 x 256 matrices, memory_limit=4096\n")
+    print(
+        "| planner | sliced axes | slices | FLOPs | x unsliced | largest intermediate | time (ms) |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for strategy in ("auto", "greedy", "dp", "optimal", "hyper"):
+        unsliced = _cost(network, find_path(*network, strategy))
+        plan_it = partial(plan_contraction, *network, strategy, memory_limit=4096)
+        elapsed, planned = _best_time(plan_it, 0.05)
+        plan = sliced_contraction_steps(*network, planned.path, planned.sliced_axes)
+        print(
+            f"| tensorops {strategy} | {', '.join(planned.sliced_axes)} | {plan.slices} "
+            f"| {plan.flops:.3g} | {plan.flops / unsliced:.2f} | {plan.largest_intermediate} "
+            f"| {1e3 * elapsed:.2g} |"
+        )
+    _, info = oe.contract_path(eq, *shapes, shapes=True, optimize="greedy", memory_limit=4096)
+    unsliced = _cost(network, find_path(*network, "greedy"))
+    print(
+        f"| opt_einsum greedy | (none: one step over all) | 1 | {int(info.opt_cost):.3g} "
+        f"| {int(info.opt_cost) / unsliced:.3g} | {int(info.largest_intermediate)} | - |"
+    )
+
+
+def _print_combo_fit() -> None:
+    rng = np.random.default_rng(0)
+    rows = []
+    for m, k, n in [
+        (m, k, n)
+        for k in (1, 2, 4, 16, 64, 256, 1024)
+        for m, n in ((256, 256), (512, 512), (1024, 1024))
+    ]:
+        a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+        elapsed, _ = _best_time(lambda a=a, b=b: np.matmul(a, b), 0.05)
+        rows.append((m * k * n * (2 if k > 1 else 1), m * n, elapsed))
+    design = np.array([[f, w, 1.0] for f, w, _ in rows]) / np.array([t for *_, t in rows])[:, None]
+    coef, *_ = np.linalg.lstsq(design, np.ones(len(rows)), rcond=None)
+    print("\n### Combo factor: matrix products fitted as a * flops + b * writes + c\n")
+    print(
+        f"a = {coef[0]:.3g} s per FLOP ({1e-9 / coef[0]:.1f} GFLOP/s), b = {coef[1]:.3g} s per "
+        f"element written, c = {1e6 * coef[2]:.1f} µs: writing an element costs "
+        f"{coef[1] / coef[0]:.0f} FLOPs (NumPy {np.__version__}, float64, {len(rows)} shapes)."
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer networks, about a minute")
+    parser.add_argument("--quick", action="store_true", help="fewer networks, no cotengra")
+    parser.add_argument("--combo", action="store_true", help="also fit the combo factor")
     args = parser.parse_args()
-    sizes = QUICK_SIZES if args.quick else SIZES
-    seeds = range(3) if args.quick else range(6)
-    budget = 0.01 if args.quick else 0.05
     start = time.perf_counter()
+    tops.einsum_path("ij,jk->ik", (2, 2), (2, 2))  # load the einsum stack once
+    seeds = range(2) if args.quick else range(4)
     results: list[dict[str, Any]] = []
-    for n in sizes:
-        results.extend(_measure(n, seeds, budget, args.quick))
-    _print_table(results)
-    print(f"\n{len(seeds)} networks per n (rand_equation(n, 3, n_out=2, seed)); times are the")
-    print(
-        f"geometric mean of each network's fastest run; total {time.perf_counter() - start:.0f} s"
-    )
+    for n in QUICK_SIZES if args.quick else SIZES:
+        results.extend(_measure_random(n, seeds, 0.01 if args.quick else 0.05))
+        print(f"  measured n={n}", file=sys.stderr, flush=True)
+    _print_random(results, len(seeds))
+    if importlib.util.find_spec("cotengra") is None:
+        print("\n(cotengra is not installed: no large-network table; pip install cotengra)")
+    else:
+        _print_large(_measure_large(args.quick))
+    _print_slicing()
+    if args.combo:
+        _print_combo_fit()
+    print(f"\ntotal {time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":

@@ -26,12 +26,16 @@ from tensorops._einsum._cost import (  # noqa: E402
     flop_count,
     largest_intermediate,
     naive_flops,
+    sliced_contraction_steps,
     total_flops,
+    total_writes,
 )
 from tensorops._einsum._paths import (  # noqa: E402
+    COMBO_WRITE_WEIGHT,
     OPTIMAL_MAX_OPERANDS,
-    STRATEGIES,
+    PLANNERS,
     find_path,
+    plan_contraction,
 )
 
 Inputs = list[tuple[str, ...]]
@@ -82,8 +86,11 @@ def oe_cost(network: Network, strategy: str) -> int:
     return int(oe_info(network, strategy).opt_cost)  # type: ignore[attr-defined]
 
 
-def brute_force(network: Network, outer: bool = True) -> int:
-    """Cheapest pairwise path, with optional reductions of axes only one operand has."""
+def brute_force(network: Network, outer: bool = True, write_weight: int = 0) -> int:
+    """Cheapest pairwise path, with optional reductions of axes only one operand has.
+
+    Each step costs its FLOPs plus ``write_weight`` per element of its result.
+    """
     inputs, output, size_dict = network
     out = frozenset(output)
 
@@ -99,7 +106,8 @@ def brute_force(network: Network, outer: bool = True) -> int:
             others = out.union(*(state[:i] + state[i + 1 :]))
             if axes - others:  # sum it alone first
                 rest = state[:i] + state[i + 1 :] + (axes & others,)
-                options.append(2 * size(axes) + best(canonical(rest)))
+                write = write_weight * size(axes & others)
+                options.append(2 * size(axes) + write + best(canonical(rest)))
         for i in range(len(state)):
             for j in range(i + 1, len(state)):
                 if not outer and not (state[i] & state[j]) - out:
@@ -107,7 +115,7 @@ def brute_force(network: Network, outer: bool = True) -> int:
                 rest = tuple(x for k, x in enumerate(state) if k not in (i, j))
                 union = state[i] | state[j]
                 kept = union & out.union(*rest)
-                step = size(union) * (2 if kept != union else 1)
+                step = size(union) * (2 if kept != union else 1) + write_weight * size(kept)
                 options.append(step + best(canonical((*rest, kept))))
         return min(options, default=math.inf)  # type: ignore[arg-type]
 
@@ -292,6 +300,25 @@ def test_optimal_is_the_exact_minimum(index: int) -> None:
     assert plan_cost(network, "auto") <= 1.05 * dp
 
 
+def combo_cost(network: Network, path: Sequence[tuple[int, ...]]) -> int:
+    steps = contraction_steps(*network, path)
+    return total_flops(steps) + COMBO_WRITE_WEIGHT * total_writes(steps)
+
+
+@pytest.mark.parametrize("index", range(0, len(SMALL), 2))
+def test_optimal_and_dp_minimise_flops_plus_writes_exactly(index: int) -> None:
+    network = SMALL[index]
+    exact = brute_force(network, write_weight=COMBO_WRITE_WEIGHT)
+    optimal = combo_cost(network, find_path(*network, strategy="optimal", minimize="combo"))
+    assert optimal == exact
+    assert optimal <= combo_cost(network, find_path(*network, strategy="optimal"))
+    dp = combo_cost(network, find_path(*network, strategy="dp", minimize="combo"))
+    if is_connected(network):
+        assert dp <= brute_force(network, outer=False, write_weight=COMBO_WRITE_WEIGHT)
+    auto = combo_cost(network, find_path(*network, strategy="auto", minimize="combo"))
+    assert optimal <= auto <= 1.05 * dp
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     st.integers(3, 6),
@@ -359,7 +386,7 @@ def assert_valid(network: Network, path: Sequence[tuple[int, ...]]) -> None:
     assert steps[-1].result == network[1]
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", PLANNERS)
 def test_paths_run_in_numpy(strategy: str) -> None:
     rng = np.random.default_rng(0)
     networks = [random_network(n, 500 + n, n_out=1) for n in (3, 5, 7)]
@@ -376,31 +403,48 @@ def test_paths_run_in_numpy(strategy: str) -> None:
         np.testing.assert_allclose(actual, expected, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", PLANNERS)
 @pytest.mark.parametrize("index", range(6))
 def test_memory_limit_is_respected(strategy: str, index: int) -> None:
     network = random_network(7, 600 + index, n_out=1)
     unlimited = contraction_steps(*network, find_path(*network, strategy=strategy))
     inputs_max = max(compute_size(t, network[2]) for t in network[0])
     for limit in (inputs_max, largest_intermediate(unlimited) // 2, 1):
-        steps = contraction_steps(*network, find_path(*network, strategy, memory_limit=limit))
-        assert all(step.size <= limit for step in steps[:-1])
+        path, sliced = plan_contraction(*network, strategy, memory_limit=limit)
+        plan = sliced_contraction_steps(*network, path, sliced)
+        assert all(len(entry) <= 2 for entry in path)
+        assert all(step.size <= limit for step in plan.steps[:-1])
+        assert plan.largest_intermediate <= limit
+        if not sliced:  # a path planned under the limit, in one piece
+            assert find_path(*network, strategy, memory_limit=limit) == list(path)
 
 
-def test_memory_limit_falls_back_to_one_step() -> None:
+def test_memory_limit_slices_instead_of_one_step() -> None:
+    # no pairwise path keeps the intermediates of this chain within 5 elements;
+    # the plan used to contract all four matrices in one step (10_000 FLOPs * 4)
     inputs = [("i", "j"), ("j", "k"), ("k", "l"), ("l", "m")]
     network = (inputs, ("i", "m"), dict.fromkeys("ijklm", 10))
-    for strategy in STRATEGIES:
-        assert find_path(*network, strategy, memory_limit=5) == [(0, 1, 2, 3)]
+    naive = naive_flops(*network)
+    for strategy in PLANNERS:
+        path, sliced = plan_contraction(*network, strategy, memory_limit=5)
+        assert sliced
+        assert all(len(entry) == 2 for entry in path)
+        plan = sliced_contraction_steps(*network, path, sliced)
+        assert plan.largest_intermediate <= 5
+        assert plan.slices == 10 ** len(sliced)
+        # each intermediate has two axes of 10, so three axes must be sliced: 1000
+        # slices of about 41 FLOPs, a tenth of the naive step's count
+        assert plan.flops <= 45_000 < naive // 8
+        assert find_path(*network, strategy, memory_limit=5) == list(path)
 
 
 def test_trivial_networks() -> None:
-    for strategy in STRATEGIES:
+    for strategy in PLANNERS:
         assert find_path([("i", "j")], ("j", "i"), {"i": 2, "j": 3}, strategy) == [(0,)]
         assert find_path([("i",), ("i",)], (), {"i": 2}, strategy) == [(0, 1)]
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", PLANNERS)
 def test_awkward_networks(strategy: str) -> None:
     sizes = {"i": 2, "j": 3, "k": 4, "batch": 5}
     networks: list[Network] = [
@@ -436,16 +480,20 @@ def test_errors() -> None:
     network = random_network(OPTIMAL_MAX_OPERANDS + 1, 0)
     with pytest.raises(ValueError, match=r"optimal planning of \d+ operands would take too long"):
         find_path(*network, strategy="optimal")
-    with pytest.raises(ValueError, match=r"'auto', 'optimal', 'dp', 'greedy'"):
+    with pytest.raises(ValueError, match=r"'auto', 'optimal', 'dp', 'greedy', 'hyper'"):
         find_path(*network, strategy="branch")
     with pytest.raises(ValueError, match="at least one operand"):
         find_path([], (), {})
+    with pytest.raises(ValueError, match="max_time applies to strategy 'hyper' only, not 'auto'"):
+        find_path(*network, strategy="auto", max_time=1.0)
+    with pytest.raises(ValueError, match=r"unknown objective 'time'; valid values are \('flops'"):
+        find_path(*network, minimize="time")
 
 
 def test_paths_do_not_depend_on_hash_seed() -> None:
     script = (
         "from opt_einsum.testing import rand_equation\n"
-        "from tensorops._einsum._paths import find_path\n"
+        "from tensorops._einsum._paths import find_path, plan_contraction\n"
         "for n, s, strategies in [(6, 1, 'auto optimal dp greedy'), (14, 2, 'auto dp greedy'),\n"
         "                         (19, 4, 'auto'), (60, 3, 'auto greedy')]:\n"
         "    eq, _, d = rand_equation(n, 3, n_out=2, seed=s, return_size_dict=True)\n"
@@ -454,6 +502,7 @@ def test_paths_do_not_depend_on_hash_seed() -> None:
         "    sizes = {k + 'ax': int(v) for k, v in d.items()}\n"
         "    for strategy in strategies.split():\n"
         "        print(find_path(ins, tuple(x + 'ax' for x in out), sizes, strategy))\n"
+        "    print(plan_contraction(ins, tuple(x + 'ax' for x in out), sizes, memory_limit=50))\n"
     )
     outputs = set()
     for seed in ("1", "2"):

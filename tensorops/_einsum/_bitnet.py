@@ -2,6 +2,36 @@
 
 :class:`BitNetwork` is the network with one bit per axis (Python ints), which is
 several times faster than sets of strings; it also records the path a planner builds.
+The operations every planner shares live here: sizes, the cost of a pairwise step,
+the holders of each axis, emitting a tree as steps, and the cost of a whole path.
+
+Glossary of the planners' vocabulary (the names used for locals in every planner):
+
+* **mask**, **axes**: a bitset of axes; axis ``net.axes[i]`` is bit ``1 << i``.
+  ``ua`` / ``ub`` are the axes of operands ``a`` / ``b``, ``sa`` / ``sb`` their
+  sizes (numbers of elements).
+* **subset**, **node**: a bitset of operands (bit ``i`` is operand ``i``); a node of
+  a contraction tree is the set of operands it contracts.
+* **summed axis**: an axis not in the output; it disappears in the step after
+  which no remaining operand has it.
+* **dangling** (``da`` / ``db``): the summed axes that only one input has; that input
+  may sum them on its own before any pairwise step (opt_einsum's "single term"
+  reduction).
+* **legs**: the axes a subset keeps once contracted: those of the output or of
+  operands outside it. Its **result**'s axes.
+* **holders**: for each summed axis, the bitset of operands that have it.
+* **neighbours**: operands sharing a summed axis with a given one.
+* **shared** / **gone**: the axes both operands of a step have / the axes the step
+  sums away.
+* **SSA id**: the path in static single assignment form: input ``i`` is id ``i``, the
+  result of step ``k`` is id ``len(inputs) + k``.
+* **pair flops**: the FLOPs of a pairwise step, ``size(ua | ub)``, doubled when the
+  step sums an axis (opt_einsum's count). Hot loops compute ``size(ua | ub)`` as
+  ``sa * sb // size(shared)``: the shared axes are few and their size is cached.
+* **writes**: the elements of each intermediate written to memory. The planners
+  minimise ``flops + write_weight * writes``; ``write_weight`` is 0 for
+  ``minimize="flops"``.
+* **limit**: the most elements an intermediate may have (the memory limit).
 """
 
 from __future__ import annotations
@@ -9,7 +39,10 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping, Sequence
 
-__all__ = ["BitNetwork", "bits_of"]
+__all__ = ["BitNetwork", "Table", "bits_of"]
+
+Table = Mapping[int, int] | Sequence[int]
+"""Something indexed by a bitset: a dict of some nodes, or a list over all subsets."""
 
 
 def bits_of(mask: int) -> list[int]:
@@ -29,10 +62,12 @@ class BitNetwork:
     and the result of step ``k`` is id ``len(inputs) + k``.
 
     Args:
-        inputs: Axes of each operand.
-        output: Axes of the result.
+        inputs: Axes of each operand (distinct within an operand).
+        output: Axes of the result (distinct).
         size_dict: Size of every axis.
         limit: Most elements an intermediate may have (None: no limit).
+        write_weight: What writing one element of an intermediate costs, in FLOPs
+            (0: the planners minimise FLOPs alone).
 
     Attributes:
         axes: Axis names; axis ``axes[i]`` is bit ``1 << i``.
@@ -41,11 +76,21 @@ class BitNetwork:
         dangling: For each operand, its axes that no other operand and not the
             output has, which it may sum on its own before any pairwise step.
         limit: The memory limit.
+        write_weight: The cost of writing one element.
         ssa: The steps planned so far.
         size_cache: Sizes of the bitsets seen so far (read it directly in hot loops).
     """
 
-    __slots__ = ("axes", "dangling", "inputs", "limit", "output", "size_cache", "ssa")
+    __slots__ = (
+        "axes",
+        "dangling",
+        "inputs",
+        "limit",
+        "output",
+        "size_cache",
+        "ssa",
+        "write_weight",
+    )
 
     def __init__(
         self,
@@ -53,6 +98,7 @@ class BitNetwork:
         output: tuple[str, ...],
         size_dict: Mapping[str, int],
         limit: int | None = None,
+        write_weight: int = 0,
     ) -> None:
         bit: dict[str, int] = {}
         self.inputs: list[int] = []
@@ -79,6 +125,7 @@ class BitNetwork:
         alone = once & ~twice & ~self.output
         self.dangling = [mask & alone for mask in self.inputs]
         self.limit = limit
+        self.write_weight = write_weight
         self.ssa: list[tuple[int, ...]] = []
 
     def size(self, mask: int) -> int:
@@ -87,7 +134,7 @@ class BitNetwork:
         size = sizes.get(mask)
         if size is None:
             size, rest = 1, mask
-            while rest:  # no list of bits: this runs for every new intermediate
+            while rest:  # inlined bits_of: hot loop, see benchmarks/einsum_planning.py
                 low = rest & -rest
                 size *= sizes[low]
                 rest ^= low
@@ -103,8 +150,18 @@ class BitNetwork:
         self.ssa.append(tuple(sorted(ids)))
         return len(self.inputs) + len(self.ssa) - 1
 
+    def pair_flops(self, ua: int, ub: int, result: int) -> int:
+        """Return the FLOPs of a pairwise step from axes ``ua`` and ``ub`` to ``result``."""
+        size = self.size
+        flops = size(ua) * size(ub) // size(ua & ub)
+        return flops * 2 if ua | ub != result else flops
+
     def pair_cost(self, ua: int, da: int, ub: int, db: int, result: int) -> tuple[int, int]:
         """Return the cheapest cost of a pairwise step and which inputs to reduce first.
+
+        The cost is the step's FLOPs plus those of any single-operand sums before
+        it, and the writes of those sums; the write of the step's own result is
+        the same whichever way it is made, so it is left to the caller.
 
         Args:
             ua: Axes of the first operand.
@@ -116,18 +173,20 @@ class BitNetwork:
         Returns:
             The cost, and a flag set: bit 1 to reduce the first, bit 2 the second.
         """
-        size = self.size
+        size, weight = self.size, self.write_weight
         best, best_flags = size(ua | ub) * (2 if ua | ub != result else 1), 0
         for flags in (1, 2, 3):
             a, b, extra = ua, ub, 0
             if flags & 1:
                 if not da or not self.fits(ua & ~da):
                     continue
-                a, extra = ua & ~da, 2 * size(ua)
+                a = ua & ~da
+                extra = 2 * size(ua) + weight * size(a)
             if flags & 2:
                 if not db or not self.fits(ub & ~db):
                     continue
-                b, extra = ub & ~db, extra + 2 * size(ub)
+                b = ub & ~db
+                extra += 2 * size(ub) + weight * size(b)
             cost = size(a | b) * (2 if a | b != result else 1) + extra
             if cost < best:
                 best, best_flags = cost, flags
@@ -145,6 +204,60 @@ class BitNetwork:
             if flags & 2:
                 b = self.emit((b,))
         return self.emit((a, b))
+
+    def emit_tree(self, root: int, split: Table, legs: Table, leaves: Sequence[int]) -> int:
+        """Emit the steps of a binary contraction tree, each part before the node it makes.
+
+        Args:
+            root: The tree's root, a bitset over positions in ``leaves``.
+            split: For each internal node, its part emitted first.
+            legs: For each internal node, the axes of its result.
+            leaves: The SSA id of each position; a leaf has the axes of that input.
+
+        Returns:
+            The SSA id of the root's result.
+        """
+        inputs, contract = self.inputs, self.contract
+        ids: dict[int, int] = {}  # node -> SSA id of its result
+        # internal nodes in pre-order, second part first; reversed, each part comes
+        # before the node it makes and the first part before the second (a loop,
+        # not recursion: trees of many operands are deep)
+        order: list[int] = []
+        stack = [root]
+        while stack:
+            s = stack.pop()
+            if s & (s - 1):
+                order.append(s)
+                a = split[s]
+                stack.append(a)
+                stack.append(s ^ a)
+            else:
+                ids[s] = leaves[s.bit_length() - 1]
+        for s in reversed(order):
+            a = split[s]
+            b = s ^ a
+            ia, ib = ids[a], ids[b]
+            ua = legs[a] if a & (a - 1) else inputs[ia]
+            ub = legs[b] if b & (b - 1) else inputs[ib]
+            ids[s] = contract(ia, ua, ib, ub, legs[s])
+        return ids[root]
+
+    def holders(self, members: Sequence[int]) -> dict[int, int]:
+        """Map each summed axis of the operands ``members`` to the positions holding it.
+
+        Args:
+            members: SSA ids of inputs.
+
+        Returns:
+            For each summed axis (a single bit), the bitset of positions in
+            ``members`` of the operands that have it.
+        """
+        found: dict[int, int] = {}
+        summed = ~self.output
+        for i, ident in enumerate(members):
+            for bit in bits_of(self.inputs[ident] & summed):
+                found[bit] = found.get(bit, 0) | 1 << i
+        return found
 
     def join(self, items: Sequence[tuple[int, int]]) -> None:
         """Contract the operands ``(ssa id, axes)`` pairwise, smallest first.
@@ -192,15 +305,14 @@ class BitNetwork:
             groups.setdefault(root(i), []).append(i)
         return list(groups.values())
 
-    def cost(self) -> int:
-        """Return the cost of the path planned so far (which must be complete)."""
+    def results(self) -> list[int]:
+        """Return the axes of every operand and step result of the (complete) path, by SSA id."""
         masks, out = list(self.inputs), self.output
         count: dict[int, int] = {}  # summed axis -> how many alive tensors have it
         for mask in masks:
             for low in bits_of(mask & ~out):
                 count[low] = count.get(low, 0) + 1
         lonely = sum(low for low, seen in count.items() if seen == 1)
-        size, cache, total = self.size, self.size_cache, 0
         for step in self.ssa:
             union = twice = 0
             for ident in step:
@@ -220,14 +332,27 @@ class BitNetwork:
                 else:
                     closed |= low
             lonely &= ~union
-            result = union & ~closed
-            masks.append(result)
-            if pair:
+            masks.append(union & ~closed)
+        return masks
+
+    def cost(self) -> int:
+        """Return the cost of the path planned so far (which must be complete)."""
+        masks = self.results()
+        size, cache, weight, total = self.size, self.size_cache, self.write_weight, 0
+        for number, step in enumerate(self.ssa, len(self.inputs)):
+            result = masks[number]
+            if len(step) == 2:
                 ma, mb = masks[step[0]], masks[step[1]]
-                flops = size(ma) * size(mb) // (cache.get(ma & mb) or size(ma & mb))
+                shared = ma & mb
+                flops = size(ma) * size(mb) // (cache.get(shared) or size(shared))
+                total += flops * 2 if ma | mb != result else flops
             else:
-                flops = size(union)
-            total += flops * (max(1, len(step) - 1) + (union != result))
+                union = 0
+                for ident in step:
+                    union |= masks[ident]
+                total += size(union) * (max(1, len(step) - 1) + (union != result))
+            if weight:
+                total += weight * size(result)
         return total
 
     def linear_path(self) -> list[tuple[int, ...]]:

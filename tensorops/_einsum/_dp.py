@@ -3,115 +3,19 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
 
 from tensorops._einsum._bitnet import BitNetwork, bits_of
 from tensorops._einsum._greedy import plan_greedy
+from tensorops._einsum._subsets import INF, cover, optimize_subsets
 
-__all__ = [
-    "INF",
-    "OPTIMAL_MAX_OPERANDS",
-    "improve_by_dp",
-    "optimize_subsets",
-    "plan_dp",
-    "plan_optimal",
-    "subset_tables",
-]
+__all__ = ["OPTIMAL_MAX_OPERANDS", "improve_by_dp", "plan_dp", "plan_optimal"]
 
 OPTIMAL_MAX_OPERANDS = 12
 """The most operands ``optimal`` plans; its time grows as ``3 ** n``."""
 
-INF = 1 << 512  # an int sentinel keeps costs exact and comparable
-
 # Up to this many operands the exhaustive search is faster than dp's greedy bound and
 # best-first search (0.02-0.06 ms against 0.07-0.13 ms), and its path is as cheap or cheaper.
 _DP_EXHAUSTIVE_MAX = 5
-
-
-def _cover(costs: Mapping[int, int]) -> list[int]:
-    """Pick disjoint feasible subsets from ``costs`` covering every operand, largest first."""
-    chosen: list[int] = []
-    taken = 0
-    for part in sorted(costs, key=lambda s: (-s.bit_count(), costs[s], s)):
-        if costs[part] < INF and part and not part & taken:
-            chosen.append(part)
-            taken |= part
-    return chosen
-
-
-def subset_tables(
-    inputs: Sequence[int], dangling: Sequence[int], output: int
-) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
-    """The starting tables of a search over all subsets of some tensors, indexed by bitset.
-
-    Args:
-        inputs: Axes of each tensor.
-        dangling: Axes of each tensor that it may sum on its own first.
-        output: Axes of the result of contracting all of them.
-
-    Returns:
-        Per subset: the axes it keeps (those of the output or of the other tensors),
-        the axes it is used with (its tensor's for one tensor), its dangling axes,
-        its best cost (0 for one tensor, else :data:`INF`), and its best split (0).
-    """
-    full = (1 << len(inputs)) - 1
-    axes = [0] * (full + 1)
-    for s in range(1, full + 1):
-        low = s & -s
-        axes[s] = axes[s ^ low] | inputs[low.bit_length() - 1]
-    legs = [axes[s] & (output | axes[full ^ s]) for s in range(full + 1)]
-    act, dang, best, split = legs[:], [0] * (full + 1), [INF] * (full + 1), [0] * (full + 1)
-    for i, mask in enumerate(inputs):
-        act[1 << i], dang[1 << i], best[1 << i] = mask, dangling[i], 0
-    return legs, act, dang, best, split
-
-
-def optimize_subsets(
-    net: BitNetwork, inputs: Sequence[int], dangling: Sequence[int], output: int
-) -> tuple[list[int], list[int], list[int], list[int]]:
-    """Find the cheapest pairwise tree over all subsets of some tensors of ``net``.
-
-    Args:
-        net: The network, for axis sizes and the memory limit.
-        inputs: Axes of each tensor.
-        dangling: Axes of each tensor that it may sum on its own first (0 for
-            intermediate results).
-        output: Axes of the result of contracting all of them.
-
-    Returns:
-        Per subset (a bitset over ``inputs``): its cost (:data:`INF` if the memory
-        limit forbids it), the part holding its lowest tensor in its best split,
-        its axes, and the axes it is used with (those of its tensor for one).
-    """
-    full = (1 << len(inputs)) - 1
-    legs, act, dang, best, split = subset_tables(inputs, dangling, output)
-    size, cache = net.size, net.size_cache
-    sizes = [size(mask) for mask in act]
-    for s in range(3, full + 1):
-        if not s & (s - 1) or (s != full and not net.fits(legs[s])):
-            continue
-        result = legs[s]
-        low = s & -s
-        rest = sub = s ^ low
-        best_cost = INF
-        while sub:
-            sub = (sub - 1) & rest
-            a = low | sub
-            b = s ^ a
-            cost = best[a] + best[b]
-            if cost >= best_cost:
-                continue
-            if dang[a] or dang[b]:
-                cost += net.pair_cost(act[a], dang[a], act[b], dang[b], result)[0]
-            else:
-                # dividing out the shared axes is cheaper than sizing the union
-                shared = act[a] & act[b]
-                flops = sizes[a] * sizes[b] // (cache.get(shared) or size(shared))
-                cost += flops * 2 if act[a] | act[b] != result else flops
-            if cost < best_cost:
-                best_cost, split[s] = cost, a
-        best[s] = best_cost
-    return best, split, legs, act
 
 
 def plan_optimal(net: BitNetwork) -> None:
@@ -121,20 +25,13 @@ def plan_optimal(net: BitNetwork) -> None:
         raise ValueError(
             f"optimal planning of {n} operands would take too long; use 'dp' or 'greedy'"
         )
-    best, split, legs, act = optimize_subsets(net, net.inputs, net.dangling, net.output)
-    full = (1 << n) - 1
-
-    def emit(s: int) -> tuple[int, int]:
-        if not s & (s - 1):
-            return s.bit_length() - 1, act[s]
-        a, b = split[s], s ^ split[s]
-        (ia, ua), (ib, ub) = emit(a), emit(b)
-        return net.contract(ia, ua, ib, ub, legs[s]), legs[s]
-
-    if best[full] < INF:
-        emit(full)
+    trees = optimize_subsets(net, net.inputs, net.dangling, net.output)
+    full, split, legs, leaves = (1 << n) - 1, trees.split, trees.legs, range(n)
+    if trees.best[full] < INF:
+        net.emit_tree(full, split, legs, leaves)
     else:
-        net.join([emit(part) for part in _cover(dict(enumerate(best)))])
+        parts = cover(dict(enumerate(trees.best)))
+        net.join([(net.emit_tree(p, split, legs, leaves), trees.axes[p]) for p in parts])
 
 
 _Entry = tuple[int, int, int, int, int, int]  # cost, axes, dangling, neighbours, left, size
@@ -157,14 +54,11 @@ class _Component:
     def __init__(self, net: BitNetwork, ops: list[int], bound: int) -> None:
         self.net, self.ops, self.cutoff = net, ops, bound + 1
         self.inputs = [net.inputs[g] for g in ops]
-        self.holders: dict[int, int] = {}  # summed axis -> operands that have it
-        for i, mask in enumerate(self.inputs):
-            for bit in bits_of(mask & ~net.output):
-                self.holders[bit] = self.holders.get(bit, 0) | 1 << i
-        self.nbr = [0] * len(ops)
+        self.holders = net.holders(ops)
+        self.neighbours = [0] * len(ops)
         for group in self.holders.values():
             for bit in bits_of(group):
-                self.nbr[bit.bit_length() - 1] |= group & ~bit
+                self.neighbours[bit.bit_length() - 1] |= group & ~bit
         self.full = (1 << len(ops)) - 1
         self.done: dict[int, _Entry] = {}
         self.members: list[list[tuple[int, int]]] = [[] for _ in ops]  # by increasing cost
@@ -182,12 +76,12 @@ class _Component:
                 continue
             if left:
                 legs, dangling = self.legs_of[s], 0
-                nbr = (done[left][3] | done[s ^ left][3]) & ~s
+                neighbours = (done[left][3] | done[s ^ left][3]) & ~s
             else:
                 i = s.bit_length() - 1
                 dangling = net.dangling[self.ops[i]]
-                legs, nbr = self.inputs[i] & ~dangling, self.nbr[i]
-            done[s] = entry = (cost, legs, dangling, nbr, left, net.size(legs))
+                legs, neighbours = self.inputs[i] & ~dangling, self.neighbours[i]
+            done[s] = entry = (cost, legs, dangling, neighbours, left, net.size(legs))
             if s == self.full:
                 return True
             if cost + entry[5] < self.cutoff:  # else any step using s costs too much
@@ -196,26 +90,26 @@ class _Component:
                 self.over_budget = True
                 return False
             rest, item = s, (cost, s)
-            while rest:  # bits_of, inlined: this runs for every final subset
+            while rest:  # inlined bits_of: hot loop, see benchmarks/einsum_planning.py
                 low = rest & -rest
                 rest ^= low
                 members[low.bit_length() - 1].append(item)
         return False
 
-    def around(self, s: int, nbr: int, base: int) -> tuple[list[int], int]:
+    def around(self, s: int, neighbours: int, base: int) -> tuple[list[int], int]:
         """Final subsets disjoint from ``s`` that share an axis with it, found by operand.
 
         Args:
             s: The subset.
-            nbr: Its neighbouring operands.
+            neighbours: Its neighbouring operands.
             base: The cost of ``s`` plus its size, which any pair with it adds.
 
         Returns:
             The subsets, each once, and how many were looked at.
         """
         found, work, members, limit = [], 0, self.members, self.cutoff - base
-        rest = nbr
-        while rest:
+        rest = neighbours
+        while rest:  # inlined bits_of: hot loop, see benchmarks/einsum_planning.py
             low = rest & -rest
             rest ^= low
             candidates = members[low.bit_length() - 1]
@@ -225,7 +119,7 @@ class _Component:
                     continue
                 if c2 >= limit:  # base + c2 >= cutoff
                     break
-                touch = t & nbr
+                touch = t & neighbours
                 if touch & -touch == low:  # each pair once: by its lowest neighbour
                     found.append(t)
         return found, work
@@ -233,10 +127,10 @@ class _Component:
     def expand(self, s: int, entry: _Entry, heap: list[tuple[int, int, int]]) -> int:
         """Push the pairs of ``s`` with final disjoint neighbours; return the work done."""
         net, done, pushed, legs_of = self.net, self.done, self.pushed, self.legs_of
-        size, cache = net.size, net.size_cache
-        cost, legs1, d1, nb1, _, sz1 = entry
+        size, cache, weight = net.size, net.size_cache, net.write_weight
+        cost, legs1, d1, neighbours1, _, sz1 = entry
         whole, limit = len(self.ops) == len(net.inputs), net.limit
-        partners, work = self.around(s, nb1, cost + sz1)
+        partners, work = self.around(s, neighbours1, cost + sz1)
         for t in partners:
             u = s | t
             c2, legs2, d2, _, _, sz2 = done[t]
@@ -248,8 +142,10 @@ class _Component:
                 result = legs_of.get(u) or self.legs(u, legs1, legs2)
                 flops = net.pair_cost(legs1 | d1, d1, legs2 | d2, d2, result)[0]
                 total, used = cost + c2 + flops, 0
+                if weight:
+                    total += weight * size(result)
             else:
-                # dividing out the shared axes is cheaper than sizing the union
+                # inlined pair cost: hot loop, see benchmarks/einsum_planning.py
                 used = sz1 * sz2 // (cache.get(legs1 & legs2) or size(legs1 & legs2))
                 total = cost + c2 + used
                 if total >= best:
@@ -259,6 +155,8 @@ class _Component:
                     total += used
                     gone = (legs1 | legs2) ^ result
                     used //= cache.get(gone) or size(gone)
+                if weight:  # used is now the result's size
+                    total += weight * used
             if total >= best:
                 continue
             if u == self.full:
@@ -274,7 +172,7 @@ class _Component:
     def legs(self, u: int, legs1: int, legs2: int) -> int:
         """Return (and cache) the axes of subset ``u``, made of parts with these axes."""
         rest, closed, holders = legs1 & legs2 & ~self.net.output, 0, self.holders
-        while rest:
+        while rest:  # inlined bits_of: hot loop, see benchmarks/einsum_planning.py
             bit = rest & -rest
             rest ^= bit
             if not holders[bit] & ~u:
@@ -282,19 +180,16 @@ class _Component:
         result = self.legs_of[u] = (legs1 | legs2) & ~closed
         return result
 
-    def emit(self, s: int) -> tuple[int, int]:
-        """Emit the steps that make subset ``s``; return its ``(ssa id, axes)``."""
-        _, legs, dangling, _, left, _ = self.done[s]
-        if not left:
-            return self.ops[s.bit_length() - 1], legs | dangling
-        (ia, ua), (ib, ub) = self.emit(left), self.emit(s ^ left)
-        return self.net.contract(ia, ua, ib, ub, legs), legs
-
     def roots(self) -> list[tuple[int, int]]:
         """Emit the component; return its roots (several if the memory limit forbids one)."""
-        if self.full in self.done:
-            return [self.emit(self.full)]
-        return [self.emit(part) for part in _cover({s: e[0] for s, e in self.done.items()})]
+        done, ops = self.done, self.ops
+        left = {s: entry[4] for s, entry in done.items() if entry[4]}
+        parts = [self.full] if self.full in done else cover({s: e[0] for s, e in done.items()})
+        roots = []
+        for part in parts:
+            ident = self.net.emit_tree(part, left, self.legs_of, ops)
+            roots.append((ident, done[part][1] | done[part][2]))
+        return roots
 
 
 def _dp_search(net: BitNetwork, bound: int = INF, budget: int | None = None) -> bool:

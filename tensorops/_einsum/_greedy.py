@@ -1,54 +1,262 @@
-"""opt_einsum's greedy contraction heuristic, on bitsets."""
+"""opt_einsum's greedy contraction heuristic, on bitsets.
+
+Operands with equal axes are multiplied at once; then the pair whose result is
+smallest relative to its operands (``size(ab) - size(a) - size(b)``) is contracted,
+ties going to the lowest ids; outer products come last.
+
+Each alive operand keeps one candidate in a heap: its best partner among its
+neighbours. After a step, only the result is scored against its neighbours;
+a candidate whose operand is gone is skipped when it is popped.
+
+Beyond the vocabulary of :mod:`~tensorops._einsum._bitnet`: ``on_two`` /
+``on_three`` are the summed axes on at least two / three alive operands, so that a
+pair keeps the axes it shares that are in ``on_three`` and its other axes that are
+in ``on_two``; ``lone`` / ``paired`` are the summed axes on at most one / two.
+
+This runs inside every strategy, so its loops are written out inline (a call
+costs more than the work in it) and a key tuple is built per pushed candidate,
+not per pair scored.
+"""
 
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Iterable
 
-from tensorops._einsum._bitnet import BitNetwork
+from tensorops._einsum._bitnet import BitNetwork, bits_of
 
-__all__ = ["plan_greedy"]
+__all__ = ["Scorer", "plan_greedy"]
+
+Scorer = Callable[[int, int], int]
+"""Scores a pair from the size of its result and the summed sizes of its operands
+(lowest first), in place of ``size(ab) - weight * (size(a) + size(b))``: randomised
+greedy paths perturb the score (:mod:`~tensorops._einsum._hyper`)."""
+
+_Candidate = tuple[int, int, int]  # score, the larger SSA id, the smaller one
 
 
-def plan_greedy(net: BitNetwork, weight: int = 1) -> None:
+def plan_greedy(net: BitNetwork, weight: int = 1, scorer: Scorer | None = None) -> None:
     """Plan with opt_einsum's greedy heuristic, on bitsets.
-
-    Operands with equal axes are multiplied at once; then the pair whose result
-    is smallest relative to its operands (``size(ab) - size(a) - size(b)``) is
-    contracted, ties going to the lowest ids; outer products come last.
 
     Args:
         net: The network.
         weight: Weight of the operands' sizes in the score, ``size(ab) - weight *
             (size(a) + size(b))``; 0 contracts the pair with the smallest result.
+        scorer: Scores each pair instead (None: the deterministic heuristic).
     """
-    # This runs inside every strategy, so its loops are written out inline (a call
-    # costs more than the work in it) and a key tuple is built per pushed
-    # candidate, not per pair scored.
-    inputs = net.inputs
-    n = len(inputs)
     common = -1
-    for mask in inputs:
+    for mask in net.inputs:
         common &= mask
     # an axis on every operand can only go in the last step; treating it as an
     # output axis avoids pairing every operand with every other over it
     out = net.output | common
-    summed = ~out
-    cache, size, ssa, limit = net.size_cache, net.size, net.ssa, net.limit
-    plain = not any(net.dangling)
-    if n == 3 and plain and limit is None and _plan_three(net, out, weight):
+    if (
+        len(net.inputs) == 3
+        and scorer is None
+        and net.limit is None
+        and not any(net.dangling)
+        and _plan_three(net, out, weight)
+    ):
         return
-    if len(set(inputs)) == n:
-        alive = dict(enumerate(inputs))  # ssa id -> axes
-        by_mask = {ua: a for a, ua in alive.items()}  # axes -> ssa id
-    else:
-        alive, by_mask = _merge_equal(net, out)
-    # m2 / m3: summed axes on at least two / three alive operands; a pair keeps
-    # the axes it shares that are in m3 and its other axes that are in m2
-    m2 = m3 = 0
+    run = _Greedy(net, out, weight, scorer)
+    run.contract_all(run.first_candidates())
+    if len(run.alive) > 1:
+        net.join(sorted(run.alive.items()))
+
+
+class _Greedy:
+    """The state of one greedy run: the alive operands, their neighbours and axis counts."""
+
+    def __init__(self, net: BitNetwork, out: int, weight: int, scorer: Scorer | None) -> None:
+        self.net, self.out, self.summed = net, out, ~out
+        self.weight, self.scorer = weight, scorer
+        self.plain = not any(net.dangling)
+        if len(set(net.inputs)) == len(net.inputs):
+            self.alive = dict(enumerate(net.inputs))  # ssa id -> axes
+            self.by_mask = {ua: a for a, ua in self.alive.items()}  # axes -> ssa id
+        else:
+            self.alive, self.by_mask = _merge_equal(net, out)
+        self.holders = holders = _holders(self.alive, self.summed)
+        self.count = {bit: len(group) for bit, group in holders.items()}
+        self.link_neighbours()
+        cache, size = net.size_cache, net.size
+        self.sizes = {a: cache.get(ua) or size(ua) for a, ua in self.alive.items()}
+
+    def link_neighbours(self) -> None:
+        """Find the neighbours of each alive operand, and the axes on two and on three.
+
+        A contraction keeps every summed axis that a third operand has, so the
+        neighbours of its result are those of its two operands.
+        """
+        neighbours: dict[int, set[int]] = {a: set() for a in self.alive}
+        self.neighbours = neighbours
+        on_two = on_three = 0
+        wide = False
+        for bit, group in self.holders.items():
+            if len(group) == 2:  # most axes link two operands
+                on_two |= bit
+                a, b = group
+                neighbours[a].add(b)
+                neighbours[b].add(a)
+            elif len(group) > 2:
+                on_two |= bit
+                on_three |= bit
+                wide = True
+                for a in group:
+                    neighbours[a].update(group)
+        if wide:
+            for a, others in neighbours.items():
+                others.discard(a)
+        self.on_two, self.on_three = on_two, on_three
+
+    def first_candidates(self) -> list[_Candidate]:
+        """The best pair of each operand with the later operands of each of its axes, a heap.
+
+        Equal candidates are kept once (a second copy would be popped right after
+        the first and skipped).
+        """
+        alive, sizes, weight, scorer = self.alive, self.sizes, self.weight, self.scorer
+        cache, size = self.net.size_cache, self.net.size
+        lone, paired = ~self.on_two & self.summed, ~self.on_three & self.summed
+        candidates: set[_Candidate] = set()
+        for group in self.holders.values():
+            if len(group) == 2:  # the one candidate of an axis linking two operands
+                a, b = group
+                ua, ub, sa, sb = alive[a], alive[b], sizes[a], sizes[b]
+                shared = ua & ub
+                gone = (shared & paired) | ((ua ^ ub) & lone)
+                # inlined pair cost: hot loop, see benchmarks/einsum_planning.py
+                divisor = (cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone))
+                if scorer:
+                    score = scorer(sa * sb // divisor, sa + sb)
+                else:
+                    score = sa * sb // divisor - weight * (sa + sb)
+                candidates.add((score, b, a))
+                continue
+            for i in range(len(group) - 1):
+                a = group[i]
+                best, best_b = self.best_partner(alive[a], sizes[a], group[i + 1 :], lone, paired)
+                candidates.add((best, best_b, a))
+        heap = list(candidates)
+        heapq.heapify(heap)
+        return heap
+
+    def best_partner(
+        self, ua: int, sa: int, partners: Iterable[int], lone: int, paired: int
+    ) -> tuple[int, int]:
+        """Return the best score of an operand with ``partners``, and whose (lowest on ties)."""
+        alive, sizes, weight, scorer = self.alive, self.sizes, self.weight, self.scorer
+        cache, size = self.net.size_cache, self.net.size
+        best = best_b = -1
+        for b in partners:
+            ub = alive[b]
+            shared = ua & ub
+            gone = (shared & paired) | ((ua ^ ub) & lone)
+            sb = sizes[b]
+            # inlined pair cost: hot loop, see benchmarks/einsum_planning.py. Sizes
+            # of large masks are costly to multiply out; those of the few shared
+            # and summed axes are cheap and mostly cached.
+            result_size = (
+                sa * sb // ((cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone)))
+            )
+            score = scorer(result_size, sa + sb) if scorer else result_size - weight * (sa + sb)
+            if best_b < 0 or score < best or (score == best and b < best_b):
+                best, best_b = score, b
+        return best, best_b
+
+    def contract_all(self, heap: list[_Candidate]) -> None:
+        """Contract the best candidate pair until none is left.
+
+        Each step contracts the pair, then its result with any operand of equal
+        axes, and pushes the result's best pair with its neighbours. One function,
+        not one per step: a call per contraction costs more than its work on
+        small networks.
+        """
+        alive, by_mask, count, sizes = self.alive, self.by_mask, self.count, self.sizes
+        neighbours, net, limit, plain = self.neighbours, self.net, self.net.limit, self.plain
+        out, summed, on_two, on_three = self.out, self.summed, self.on_two, self.on_three
+        cache, size, ssa, n = net.size_cache, net.size, net.ssa, len(net.inputs)
+        weight, scorer = self.weight, self.scorer
+        while heap:
+            _, b, a = heapq.heappop(heap)  # a < b
+            if a not in alive or b not in alive:
+                continue
+            if limit is not None and len(alive) > 2:
+                ua, ub = alive[a], alive[b]
+                kept = (ua & ub & on_three) | ((ua ^ ub) & on_two)
+                if not net.fits(((ua | ub) & out) | kept):
+                    continue
+            dead = [a, b]
+            linked = neighbours.pop(a)
+            linked |= neighbours.pop(b)
+            while True:  # contract a and b, then the result with an operand of equal axes
+                ua, ub = alive.pop(a), alive.pop(b)
+                by_mask.pop(ua, None)
+                by_mask.pop(ub, None)
+                union, shared = ua | ub, ua & ub & summed
+                result = (union & out) | ((ua ^ ub) & on_two) | (shared & on_three)
+                # only shared axes change their count, which drops by one
+                on_two &= ~(shared & ~on_three)
+                rest = shared & on_three
+                while rest:  # inlined bits_of: hot loop, see benchmarks/einsum_planning.py
+                    bit = rest & -rest
+                    rest ^= bit
+                    left = count[bit] - 1
+                    count[bit] = left
+                    if left == 2:
+                        on_three ^= bit
+                result_size = cache.get(result)
+                if result_size is None:
+                    shared, gone = ua & ub, union & ~result
+                    # inlined pair cost: hot loop, see benchmarks/einsum_planning.py
+                    divisor = (cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone))
+                    result_size = cache[result] = sizes[a] * sizes[b] // divisor
+                if plain:
+                    ssa.append((a, b))
+                    ident = n + len(ssa) - 1
+                else:
+                    ident = net.contract(a, ua, b, ub, result)
+                alive[ident], sizes[ident] = result, result_size
+                twin = by_mask.get(result)
+                if twin is None:
+                    by_mask[result] = ident
+                    break
+                a, b = twin, ident
+                dead.append(twin)
+                linked |= neighbours.pop(twin)
+            linked.difference_update(dead)
+            neighbours[ident] = linked
+            if linked:
+                lone, paired = ~on_two & summed, ~on_three & summed
+                # inlined best_partner: hot loop, see benchmarks/einsum_planning.py
+                best = best_b = -1
+                # a scorer draws random numbers: score in a fixed order (torch.compile
+                # iterates sets in another order than CPython)
+                for b in sorted(linked) if scorer else linked:
+                    others = neighbours[b]
+                    others.difference_update(dead)
+                    others.add(ident)
+                    ub = alive[b]
+                    shared = result & ub
+                    gone = (shared & paired) | ((result ^ ub) & lone)
+                    sb = sizes[b]
+                    divisor = (cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone))
+                    if scorer:
+                        score = scorer(result_size * sb // divisor, result_size + sb)
+                    else:
+                        score = result_size * sb // divisor - weight * (result_size + sb)
+                    # the result has the largest id, so ties go to the lowest neighbour
+                    if best_b < 0 or score < best or (score == best and b < best_b):
+                        best, best_b = score, b
+                heapq.heappush(heap, (best, ident, best_b))
+
+
+def _holders(alive: dict[int, int], summed: int) -> dict[int, list[int]]:
+    """Map each summed axis of the ``alive`` operands to the ids that have it, increasing."""
     holders: dict[int, list[int]] = {}
-    for a in sorted(alive):  # groups in id order
+    for a in sorted(alive):
         rest = alive[a] & summed
-        while rest:
+        while rest:  # inlined bits_of: hot loop, see benchmarks/einsum_planning.py
             bit = rest & -rest
             rest ^= bit
             group = holders.get(bit)
@@ -56,135 +264,7 @@ def plan_greedy(net: BitNetwork, weight: int = 1) -> None:
                 holders[bit] = [a]
             else:
                 group.append(a)
-    # neighbours: the alive operands sharing a summed axis. A contraction keeps
-    # every summed axis that a third operand has, so the neighbours of its result
-    # are those of its two operands.
-    neighbours: dict[int, set[int]] = {a: set() for a in alive}
-    count = {bit: len(group) for bit, group in holders.items()}  # alive operands per axis
-    wide = False
-    for bit, group in holders.items():
-        if len(group) == 2:  # most axes link two operands
-            m2 |= bit
-            a, b = group
-            neighbours[a].add(b)
-            neighbours[b].add(a)
-        elif len(group) > 2:
-            m2 |= bit
-            m3 |= bit
-            wide = True
-            for a in group:
-                neighbours[a].update(group)
-    if wide:
-        for a, others in neighbours.items():
-            others.discard(a)
-    sizes = {a: cache.get(ua) or size(ua) for a, ua in alive.items()}
-
-    # The best pair of each operand with the later operands of each of its axes;
-    # equal candidates are kept once (a second copy would be popped right after
-    # the first and skipped).
-    candidates: set[tuple[int, int, int]] = set()
-    no2, no3 = ~m2 & summed, ~m3 & summed
-    for group in holders.values():
-        if len(group) == 2:  # the one candidate of an axis linking two operands
-            a, b = group
-            ua, ub, sa, sb = alive[a], alive[b], sizes[a], sizes[b]
-            two = ua & ub
-            gone = (two & no3) | ((ua ^ ub) & no2)
-            k12 = sa * sb // ((cache.get(two) or size(two)) * (cache.get(gone) or size(gone)))
-            candidates.add((k12 - weight * (sa + sb), b, a))
-            continue
-        for i in range(len(group) - 1):
-            a = group[i]
-            ua, sa = alive[a], sizes[a]
-            best = best_b = -1
-            for b in group[i + 1 :]:  # sorted: the first of equal scores wins
-                ub = alive[b]
-                two = ua & ub
-                gone = (two & no3) | ((ua ^ ub) & no2)
-                sb = sizes[b]
-                # sizes of large masks are costly to multiply out; those of the
-                # few shared and summed axes are cheap and mostly cached
-                k12 = sa * sb // ((cache.get(two) or size(two)) * (cache.get(gone) or size(gone)))
-                score = k12 - weight * (sa + sb)
-                if best_b < 0 or score < best:
-                    best, best_b = score, b
-            candidates.add((best, best_b, a))
-    heap = list(candidates)
-    heapq.heapify(heap)
-
-    while heap:
-        _, b, a = heapq.heappop(heap)  # a < b
-        if a not in alive or b not in alive:
-            continue
-        if limit is not None and len(alive) > 2:
-            ua, ub = alive[a], alive[b]
-            if not net.fits(((ua | ub) & out) | (ua & ub & m3) | ((ua ^ ub) & m2)):
-                continue
-        dead = [a, b]
-        linked = neighbours.pop(a)
-        linked |= neighbours.pop(b)
-        while True:  # contract a and b, then the result with an operand of equal axes
-            ua, ub = alive.pop(a), alive.pop(b)
-            by_mask.pop(ua, None)
-            by_mask.pop(ub, None)
-            union, two = ua | ub, ua & ub & summed
-            result = (union & out) | ((ua ^ ub) & m2) | (two & m3)
-            # only shared axes change their count, which drops by one
-            m2 &= ~(two & ~m3)
-            rest = two & m3
-            while rest:
-                bit = rest & -rest
-                rest ^= bit
-                left = count[bit] - 1
-                count[bit] = left
-                if left == 2:
-                    m3 ^= bit
-            sr = cache.get(result)
-            if sr is None:
-                two, gone = ua & ub, union & ~result
-                sr = (
-                    sizes[a]
-                    * sizes[b]
-                    // ((cache.get(two) or size(two)) * (cache.get(gone) or size(gone)))
-                )
-                cache[result] = sr
-            if plain:
-                ssa.append((a, b))
-                ident = n + len(ssa) - 1
-            else:
-                ident = net.contract(a, ua, b, ub, result)
-            alive[ident], sizes[ident] = result, sr
-            twin = by_mask.get(result)
-            if twin is None:
-                by_mask[result] = ident
-                break
-            a, b = twin, ident
-            dead.append(twin)
-            linked |= neighbours.pop(twin)
-        linked.difference_update(dead)
-        neighbours[ident] = linked
-        if not linked:
-            continue
-        sa = sr
-        ua = result
-        no2, no3 = ~m2 & summed, ~m3 & summed
-        best = best_b = -1
-        for b in linked:
-            others = neighbours[b]
-            others.difference_update(dead)
-            others.add(ident)
-            ub = alive[b]
-            two = ua & ub
-            gone = (two & no3) | ((ua ^ ub) & no2)
-            sb = sizes[b]
-            k12 = sa * sb // ((cache.get(two) or size(two)) * (cache.get(gone) or size(gone)))
-            score = k12 - weight * (sa + sb)
-            # the result has the largest id, so ties go to the lowest neighbour
-            if best_b < 0 or score < best or (score == best and b < best_b):
-                best, best_b = score, b
-        heapq.heappush(heap, (best, ident, best_b))
-    if len(alive) > 1:
-        net.join(sorted(alive.items()))
+    return holders
 
 
 def _merge_equal(net: BitNetwork, out: int) -> tuple[dict[int, int], dict[int, int]]:
@@ -209,10 +289,7 @@ def _merge_equal(net: BitNetwork, out: int) -> tuple[dict[int, int], dict[int, i
     count: dict[int, int] = {}  # summed axis -> how many alive operands have it
     for a, ua in enumerate(inputs):
         while True:
-            rest = ua & watched
-            while rest:
-                bit = rest & -rest
-                rest ^= bit
+            for bit in bits_of(ua & watched):
                 count[bit] = count.get(bit, 0) + 1
             twin = by_mask.get(ua)
             if twin is None:
@@ -220,10 +297,8 @@ def _merge_equal(net: BitNetwork, out: int) -> tuple[dict[int, int], dict[int, i
                 by_mask[ua] = a
                 break
             del alive[twin], by_mask[ua]
-            result, rest = ua & out, ua & summed
-            while rest:
-                bit = rest & -rest
-                rest ^= bit
+            result = ua & out
+            for bit in bits_of(ua & summed):
                 left = count[bit] - 2
                 count[bit] = left  # the result is counted when it is added
                 if left:
@@ -251,14 +326,13 @@ def _plan_three(net: BitNetwork, out: int, weight: int) -> bool:
     if len({u0, u1, u2}) < 3:
         return False
     cache, size = net.size_cache, net.size
-    best: tuple[int, int, int] | None = None
+    best: _Candidate | None = None
     for a, ua, b, ub, uc in ((0, u0, 1, u1, u2), (0, u0, 2, u2, u1), (1, u1, 2, u2, u0)):
-        two = ua & ub
-        if two & summed:
+        shared = ua & ub
+        if shared & summed:
             gone = (ua | ub) & summed & ~uc
             sa, sb = cache.get(ua) or size(ua), cache.get(ub) or size(ub)
-            k12 = sa * sb // ((cache.get(two) or size(two)) * (cache.get(gone) or size(gone)))
-            key = (k12 - weight * (sa + sb), b, a)
+            key = (size((ua | ub) & ~gone) - weight * (sa + sb), b, a)
             if best is None or key < best:
                 best = key
     if best is None:

@@ -1,11 +1,11 @@
-"""Contraction path planners for einsum.
+"""Contraction path planners for einsum: the entry points.
 
 Every strategy minimises the cost model of :mod:`tensorops._einsum._cost` over
 paths of pairwise steps, where an input may first be summed on its own over axes
 that no other operand and not the output has (opt_einsum's "single term"
-reductions). Planners work on bitsets and build a path in static single
-assignment form (input ``i`` is id ``i``, the result of step ``k`` is id
-``n + k``), converted to the NumPy / opt_einsum convention at the end.
+reductions). Planners work on bitsets (:mod:`~tensorops._einsum._bitnet`) and
+build a path in static single assignment form, converted to the NumPy /
+opt_einsum convention at the end.
 
 Strategies:
     ``optimal``: the exact minimum, by dynamic programming over all subsets of
@@ -18,98 +18,221 @@ Strategies:
         to five operands it runs the exhaustive search of ``optimal``, faster there.
     ``greedy``: opt_einsum's greedy heuristic, for hundreds of operands
         (:mod:`~tensorops._einsum._greedy`).
-    ``auto``: ``optimal`` up to five operands; up to twelve, ``dp`` if it
-        finishes within a budget of about a millisecond. Otherwise the greedy
-        path, each of its subtrees cut into five parts and re-planned by the
-        cheapest order of those (:mod:`~tensorops._einsum._reconfigure`), which
-        lands within a few percent of ``dp`` in one to two milliseconds up to
-        twenty operands.
-        Further effort is sized by the cost of the path so that planning stays
-        around a tenth of the run: beyond twenty operands subtrees are re-planned
-        only for costly paths, costly networks of up to twenty also re-plan a
-        second greedy path, and ``dp`` is tried within a budget in proportion
-        to the cost (at most about half a second) up to thirty operands. Each
-        step only replaces a path by a cheaper one, so ``auto`` is never worse
-        than ``greedy``.
+    ``auto``: exact for a few operands, then greedy paths improved as far as the
+        contraction's cost pays for; past twenty operands a search for
+        hyper-optimised trees (:mod:`~tensorops._einsum._auto`). Deterministic.
+    ``hyper``: the same search with a larger budget or a time limit, for a large
+        network contracted many times (:func:`~tensorops._einsum._auto.plan_hyper`).
+
+``minimize="combo"`` makes the planners minimise FLOPs plus
+:data:`COMBO_WRITE_WEIGHT` times the elements written to intermediates.
+
+Under a memory limit, the path is planned without one first; if some intermediate
+does not fit, both a path planned under the limit and sliced paths
+(:mod:`~tensorops._einsum._slicing`) are considered, and the cheapest in total is
+taken: a plan never falls back to one step over all operands.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
+from tensorops._einsum._auto import plan_auto, plan_hyper
 from tensorops._einsum._bitnet import BitNetwork
-from tensorops._einsum._dp import OPTIMAL_MAX_OPERANDS, improve_by_dp, plan_dp, plan_optimal
+from tensorops._einsum._dp import OPTIMAL_MAX_OPERANDS, plan_dp, plan_optimal
 from tensorops._einsum._greedy import plan_greedy
-from tensorops._einsum._reconfigure import ContractionTree
+from tensorops._einsum._slicing import choose_slices, fits, is_pairwise, sliced_cost, steps_of
 
-__all__ = ["OPTIMAL_MAX_OPERANDS", "STRATEGIES", "find_path"]
+__all__ = [
+    "COMBO_WRITE_WEIGHT",
+    "MINIMIZE",
+    "OPTIMAL_MAX_OPERANDS",
+    "PLANNERS",
+    "STRATEGIES",
+    "PlannedPath",
+    "find_path",
+    "plan_contraction",
+    "slice_path",
+]
 
 STRATEGIES: tuple[str, ...] = ("auto", "optimal", "dp", "greedy")
+"""The strategies einsum offers (the strategy names it validates)."""
 
-_AUTO_OPTIMAL_MAX = 5
-# dp within this many candidate pairs (about a millisecond) is tried first up to
-# twelve operands: it fits most such networks and is then exact
-_AUTO_DP_FIRST = (12, 10_000)
-_AUTO_PARTS, _AUTO_ROUNDS = 5, 3  # re-planning a subtree over 5 parts takes ~50 µs
-# Effort beyond that is sized by the path's cost, taking a FLOP to run in ~0.1 ns
-# (10 GFLOP/s) and letting planning take about a tenth of the run. Re-planning
-# the subtrees of a greedy path takes ~0.1 ms per operand: past twenty operands
-# it is done, and up to twenty a second greedy path (smallest result first) is
-# re-planned too, for paths of 1e7 FLOPs per operand and more. dp gets a
-# candidate pair (~0.5 µs) per 50_000 FLOPs, if that makes 10_000 pairs, as a
-# smaller budget seldom completes past twelve operands; pairs cost more as the
-# search grows (~10 µs by 100_000 on dense networks), so 50_000 is the most.
-_AUTO_RECONFIGURE_MAX, _AUTO_RECONFIGURE_FLOPS = 20, 10_000_000
-_AUTO_DP_MAX, _AUTO_FLOPS_PER_PAIR = 30, 50_000
-_AUTO_MIN_PAIRS, _AUTO_MAX_PAIRS = 10_000, 50_000
+PLANNERS: tuple[str, ...] = (*STRATEGIES, "hyper")
+"""Every strategy the planner takes: ``hyper`` too, which einsum does not offer yet."""
+MINIMIZE: tuple[str, ...] = ("flops", "combo")
+
+COMBO_WRITE_WEIGHT = 64
+"""FLOPs that writing one element of an intermediate is worth under ``minimize="combo"``."""
 
 Path = list[tuple[int, ...]]
+Planner = Callable[[BitNetwork], None]
 
 
-def _reconfigure(net: BitNetwork) -> int:
-    """Re-plan the subtrees of the path planned in ``net``; return its cost."""
-    tree = ContractionTree.from_path(net)
-    if tree is None:  # the memory limit made one step of several
-        return net.cost()
-    tree.improve(_AUTO_PARTS, _AUTO_ROUNDS)
-    tree.emit()
-    return tree.cost()
+class PlannedPath(NamedTuple):
+    """A contraction path, and the axes to slice so that it fits the memory limit.
+
+    Attributes:
+        path: The path in the NumPy / opt_einsum convention, for the network
+            without the sliced axes (the positions are those of the full network).
+        sliced_axes: Axes fixed to each of their values in turn (in order of first
+            appearance); empty when the contraction runs in one piece. A sliced
+            axis is removed from every operand that has it, and from the output:
+            each slice contracts the operands indexed at one value; results of
+            slices are summed over a summed axis and placed side by side along an
+            output axis.
+    """
+
+    path: tuple[tuple[int, ...], ...]
+    sliced_axes: tuple[str, ...]
 
 
-def _auto(net: BitNetwork) -> None:
-    """Plan exactly when that is cheap, else improve greedy paths as far as it pays."""
-    n = len(net.inputs)
-    if n <= _AUTO_OPTIMAL_MAX:
-        plan_optimal(net)
-        return
-    plan_greedy(net)
-    if n <= _AUTO_DP_FIRST[0] and improve_by_dp(net, _AUTO_DP_FIRST[1]):
-        return
-    worth = n * _AUTO_RECONFIGURE_FLOPS
-    if n > _AUTO_RECONFIGURE_MAX:
-        cost = net.cost()
-        if cost >= worth:
-            cost = _reconfigure(net)
-    else:
-        cost = _reconfigure(net)
-        if cost >= worth:
-            first, net.ssa = net.ssa, []
-            plan_greedy(net, weight=0)
-            second = _reconfigure(net)
-            if second >= cost:
-                net.ssa = first
-            cost = min(cost, second)
-    budget = min(cost // _AUTO_FLOPS_PER_PAIR, _AUTO_MAX_PAIRS)
-    if n <= _AUTO_DP_MAX and budget >= _AUTO_MIN_PAIRS:
-        improve_by_dp(net, budget)
-
-
-_STRATEGIES: dict[str, Callable[[BitNetwork], None]] = {
-    "auto": _auto,
+_PLANNERS: dict[str, Planner] = {
+    "auto": plan_auto,
     "optimal": plan_optimal,
     "dp": plan_dp,
     "greedy": plan_greedy,
 }
+
+
+def _planner(strategy: str, max_time: float | None) -> Planner:
+    if strategy == "hyper":
+        return lambda net: plan_hyper(net, max_time)
+    if max_time is not None:
+        raise ValueError(f"max_time applies to strategy 'hyper' only, not {strategy!r}")
+    found = _PLANNERS.get(strategy)
+    if found is None:
+        raise ValueError(f"unknown strategy {strategy!r}; valid strategies are {PLANNERS}")
+    return found
+
+
+def _write_weight(minimize: str) -> int:
+    if minimize not in MINIMIZE:
+        raise ValueError(f"unknown objective {minimize!r}; valid values are {MINIMIZE}")
+    return COMBO_WRITE_WEIGHT if minimize == "combo" else 0
+
+
+def _sliced_network(
+    inputs: Sequence[tuple[str, ...]], output: tuple[str, ...], sliced: frozenset[str]
+) -> tuple[list[tuple[str, ...]], tuple[str, ...]]:
+    kept_inputs = [tuple(a for a in axes if a not in sliced) for axes in inputs]
+    return kept_inputs, tuple(a for a in output if a not in sliced)
+
+
+def _names(net: BitNetwork, mask: int) -> tuple[str, ...]:
+    return tuple(axis for i, axis in enumerate(net.axes) if mask >> i & 1)
+
+
+def _cheapest_sliced(
+    inputs: Sequence[tuple[str, ...]],
+    output: tuple[str, ...],
+    size_dict: Mapping[str, int],
+    planner: Planner,
+    limit: int,
+    weight: int,
+) -> tuple[int, Path, tuple[str, ...]]:
+    """Plan under ``limit``: the cheapest of a limited path and sliced paths.
+
+    The unlimited path is sliced until it fits; then the network sliced by each
+    prefix of those axes is planned again under the limit, as a network with
+    fewer axes often has a path that fits with fewer slices.
+
+    Returns:
+        The total cost, the path and the sliced axes.
+    """
+    free = BitNetwork(inputs, output, size_dict, None, weight)
+    planner(free)
+    steps = steps_of(free)
+    if fits(free, steps, limit):
+        return free.cost(), free.linear_path(), ()
+    options: list[tuple[int, Path, tuple[str, ...]]] = []
+    limited = BitNetwork(inputs, output, size_dict, limit, weight)
+    planner(limited)
+    limited_steps = steps_of(limited)
+    if is_pairwise(limited_steps) and fits(limited, limited_steps, limit):
+        options.append((limited.cost(), limited.linear_path(), ()))
+    chosen = choose_slices(free, steps, limit)
+    sliced = sum(chosen)
+    options.append((sliced_cost(free, steps, sliced), free.linear_path(), _names(free, sliced)))
+    prefix = 0
+    for bit in chosen:
+        prefix |= bit
+        names = _names(free, prefix)
+        smaller_inputs, smaller_output = _sliced_network(inputs, output, frozenset(names))
+        smaller = BitNetwork(smaller_inputs, smaller_output, size_dict, limit, weight)
+        planner(smaller)
+        again = steps_of(smaller)
+        if is_pairwise(again) and fits(smaller, again, limit):
+            options.append((free.size(prefix) * smaller.cost(), smaller.linear_path(), names))
+    options.sort(key=lambda option: option[0])  # stable: the first of equals wins
+    return options[0]
+
+
+def plan_contraction(
+    inputs: Sequence[tuple[str, ...]],
+    output: tuple[str, ...],
+    size_dict: Mapping[str, int],
+    strategy: str = "auto",
+    memory_limit: int | None = None,
+    *,
+    max_time: float | None = None,
+    minimize: str = "flops",
+) -> PlannedPath:
+    """Plan the order in which to contract einsum operands, and what to slice.
+
+    Args:
+        inputs: Axes of each operand (distinct within an operand).
+        output: Axes of the result.
+        size_dict: Size of every axis.
+        strategy: One of :data:`PLANNERS`.
+        memory_limit: Most elements any intermediate but the final result may
+            have, per slice (None: no limit). Axes are sliced only when no
+            cheaper pairwise path fits.
+        max_time: Seconds ``hyper`` may search (None: a fixed amount of work).
+        minimize: ``"flops"``, or ``"combo"`` for FLOPs plus
+            :data:`COMBO_WRITE_WEIGHT` per element written.
+
+    Returns:
+        The path and the sliced axes.
+
+    Raises:
+        ValueError: For an unknown strategy or objective, ``max_time`` with
+            another strategy than ``hyper``, no operands, or ``optimal`` on more
+            than :data:`OPTIMAL_MAX_OPERANDS` operands.
+
+    Examples:
+        A ring of matrices whose products do not fit: one axis is sliced.
+
+        >>> ring = [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a")]
+        >>> plan_contraction(ring, (), dict.fromkeys("abcd", 100), memory_limit=1000)
+        PlannedPath(path=((0, 3), (1, 2), (0, 1)), sliced_axes=('b',))
+    """
+    path, sliced = _plan(inputs, output, size_dict, strategy, memory_limit, max_time, minimize)
+    return PlannedPath(tuple(path), sliced)
+
+
+def _plan(
+    inputs: Sequence[tuple[str, ...]],
+    output: tuple[str, ...],
+    size_dict: Mapping[str, int],
+    strategy: str,
+    memory_limit: int | None,
+    max_time: float | None,
+    minimize: str,
+) -> tuple[Path, tuple[str, ...]]:
+    planner = _planner(strategy, max_time)
+    weight = COMBO_WRITE_WEIGHT if minimize == "combo" else _write_weight(minimize)
+    if not inputs:
+        raise ValueError("a contraction needs at least one operand")
+    if len(inputs) <= 2:
+        return [tuple(range(len(inputs)))], ()
+    if memory_limit is None:
+        net = BitNetwork(inputs, output, size_dict, None, weight)
+        planner(net)
+        return net.linear_path(), ()
+    _, path, sliced = _cheapest_sliced(inputs, output, size_dict, planner, memory_limit, weight)
+    return path, sliced
 
 
 def find_path(
@@ -118,26 +241,19 @@ def find_path(
     size_dict: Mapping[str, int],
     strategy: str = "auto",
     memory_limit: int | None = None,
+    *,
+    max_time: float | None = None,
+    minimize: str = "flops",
 ) -> Path:
-    """Plan the order in which to contract einsum operands.
+    """Plan the order in which to contract einsum operands: :func:`plan_contraction`'s path.
 
-    Args:
-        inputs: Axes of each operand (distinct within an operand).
-        output: Axes of the result.
-        size_dict: Size of every axis.
-        strategy: One of :data:`STRATEGIES`.
-        memory_limit: Most elements any intermediate may have (None: no limit).
-            When no pairwise step fits, the path ends with one step over all
-            remaining operands.
+    It takes the arguments of :func:`plan_contraction` and raises the same errors.
 
     Returns:
         The path in the NumPy / opt_einsum convention: each tuple lists positions
         in the current operand list; those operands are removed and the result
-        is appended.
-
-    Raises:
-        ValueError: For an unknown strategy, no operands, or ``optimal`` on more
-            than :data:`OPTIMAL_MAX_OPERANDS` operands.
+        is appended. Under a memory limit that needs slicing, this is the path of
+        each slice (:func:`plan_contraction` also says which axes to slice).
 
     Examples:
         Contract the last two matrices first, then the first with their product:
@@ -146,13 +262,38 @@ def find_path(
         ...           {"i": 30, "j": 40, "k": 20, "l": 2})
         [(1, 2), (0, 1)]
     """
-    planner = _STRATEGIES.get(strategy)
-    if planner is None:
-        raise ValueError(f"unknown strategy {strategy!r}; valid strategies are {STRATEGIES}")
-    if not inputs:
-        raise ValueError("a contraction needs at least one operand")
-    if len(inputs) <= 2:
-        return [tuple(range(len(inputs)))]
-    net = BitNetwork(inputs, output, size_dict, memory_limit)
-    planner(net)
-    return net.linear_path()
+    return _plan(inputs, output, size_dict, strategy, memory_limit, max_time, minimize)[0]
+
+
+def slice_path(
+    inputs: Sequence[tuple[str, ...]],
+    output: tuple[str, ...],
+    size_dict: Mapping[str, int],
+    path: Sequence[Sequence[int]],
+    memory_limit: int,
+    *,
+    minimize: str = "flops",
+) -> PlannedPath:
+    """Choose axes to slice so that a given pairwise path fits a memory limit.
+
+    Args:
+        inputs: Axes of each operand.
+        output: Axes of the result.
+        size_dict: Size of every axis.
+        path: A valid path in the NumPy / opt_einsum convention; it is kept.
+        memory_limit: Most elements any intermediate but the last may have.
+        minimize: As for :func:`plan_contraction`.
+
+    Returns:
+        The path and the axes to slice (none if it fits already).
+    """
+    net = BitNetwork(inputs, output, size_dict, None, _write_weight(minimize))
+    alive = list(range(len(inputs)))
+    for number, entry in enumerate(path, len(inputs)):
+        positions = sorted(entry, reverse=True)
+        net.ssa.append(tuple(sorted(alive[p] for p in positions)))
+        for p in positions:
+            del alive[p]
+        alive.append(number)
+    sliced = sum(choose_slices(net, steps_of(net), memory_limit))
+    return PlannedPath(tuple(tuple(entry) for entry in path), _names(net, sliced))

@@ -4,122 +4,41 @@ A pairwise path is a binary tree over the operands; each internal node is the se
 of operands it contracts. Subtree reconfiguration (as in cotengra: Gray and
 Kourtis, Quantum 5, 410, 2021) takes a node, cuts the tree below it into at most
 ``k`` parts, and replaces the steps that join those parts by the cheapest ones
-without outer products (:func:`optimize_connected`). The axes of a node do not
-depend on how it was made, so the rest of the tree keeps its cost, and a
-replacement is taken only when it is cheaper: the path never gets worse.
+without outer products (:func:`~tensorops._einsum._subsets.optimize_subsets`). The
+axes of a node do not depend on how it was made, so the rest of the tree keeps its
+cost, and a replacement is taken only when it is cheaper: the path never gets worse.
 
 Where to cut matters as much as ``k``: the passes over the tree alternate between
 cutting below the largest intermediate first and cutting into the parts with the
-most operands first, which reach different neighbouring trees.
+most operands first, which reach different neighbouring trees. Passes that cut at
+random (with a :class:`~tensorops._einsum._prng.Random`) reach many more: from one
+start they keep finding cheaper trees long after the fixed cuts have settled,
+which makes them the workhorse of the large-network search
+(:mod:`~tensorops._einsum._hyper`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
 
 from tensorops._einsum._bitnet import BitNetwork, bits_of
-from tensorops._einsum._dp import INF, subset_tables
+from tensorops._einsum._prng import Random
+from tensorops._einsum._subsets import optimize_subsets
 
-__all__ = ["ContractionTree", "optimize_connected"]
+__all__ = ["ContractionTree", "reconfigure_work"]
 
-# how the passes choose the part to cut next: by the size of its tensor, or by
-# how many operands it holds
-_BY_SIZE, _BY_COUNT = 0, 1
-
-
-_SPLITS: dict[int, tuple[tuple[int, tuple[tuple[int, int], ...]], ...]] = {}
-"""The tables of :func:`_splits`, one per number of parts (a handful: not a cache of inputs)."""
+# how the passes choose the part to cut next: by the size of its tensor, by how
+# many operands it holds, or at random
+_BY_SIZE, _BY_COUNT, _AT_RANDOM = 0, 1, 2
 
 
-def _splits(n: int) -> tuple[tuple[int, tuple[tuple[int, int], ...]], ...]:
-    """Each subset of ``n`` items of two or more, smallest first, with its splits in two.
-
-    The first part of a split holds the subset's lowest item.
-    """
-    table = _SPLITS.get(n)
-    if table is None:
-        rows = []
-        for s in range(3, 1 << n):
-            if s & (s - 1):
-                low = s & -s
-                rest = sub = s ^ low
-                pairs = []
-                while sub:
-                    sub = (sub - 1) & rest
-                    pairs.append((low | sub, s ^ (low | sub)))
-                rows.append((s, tuple(pairs)))
-        table = _SPLITS[n] = tuple(rows)
-    return table
+def _count(s: int) -> int:
+    return s.bit_count()
 
 
-def optimize_connected(
-    net: BitNetwork, inputs: Sequence[int], dangling: Sequence[int], output: int
-) -> tuple[list[int], list[int], list[int]]:
-    """Find the cheapest pairwise tree without outer products over a few tensors of ``net``.
-
-    Like :func:`~tensorops._einsum._dp.optimize_subsets`, for the handful of
-    tensors of a subtree: the splits come from a table, and a subset whose
-    tensors are not linked by shared axes is skipped.
-
-    Args:
-        net: The network, for axis sizes and the memory limit.
-        inputs: Axes of each tensor (at most about eight).
-        dangling: Axes of each tensor that it may sum on its own first.
-        output: Axes of the result of contracting all of them.
-
-    Returns:
-        Per subset: its cost (:data:`INF` if its tensors are not linked or the
-        memory limit forbids it), the part holding its lowest tensor in its best
-        split, and its axes.
-    """
-    n = len(inputs)
-    full = (1 << n) - 1
-    legs, act, dang, best, split = subset_tables(inputs, dangling, output)
-    size, cache, limit = net.size, net.size_cache, net.limit
-    sizes = [0] * (full + 1)
-    linked = [0] * n  # the tensors that share an axis with each
-    for i in range(n):
-        sizes[1 << i] = size(inputs[i])
-        for j in range(i):
-            if inputs[i] & inputs[j]:
-                linked[i] |= 1 << j
-                linked[j] |= 1 << i
-    # a linked subset has a tensor whose removal leaves it linked (a leaf of a
-    # spanning tree), and that tensor shares an axis with the rest
-    connected = [True] * (full + 1)
-    for s in range(3, full + 1):
-        if s & (s - 1):
-            rest = s
-            while rest:
-                low = rest & -rest
-                rest ^= low
-                if connected[s ^ low] and linked[low.bit_length() - 1] & s:
-                    break
-            else:
-                connected[s] = False
-    for s, pairs in _splits(n):
-        if not connected[s]:
-            continue
-        result, best_cost = legs[s], INF
-        for a, b in pairs:
-            cost = best[a] + best[b]
-            if cost >= best_cost:  # also when a part is not linked
-                continue
-            shared = act[a] & act[b]
-            if not shared:
-                continue
-            if dang[a] or dang[b]:
-                cost += net.pair_cost(act[a], dang[a], act[b], dang[b], result)[0]
-            else:
-                flops = sizes[a] * sizes[b] // (cache.get(shared) or size(shared))
-                cost += flops * 2 if act[a] | act[b] != result else flops
-            if cost < best_cost:
-                best_cost, split[s] = cost, a
-        if best_cost < INF:
-            sizes[s] = cache.get(result) or size(result)
-            if s == full or limit is None or sizes[s] <= limit:
-                best[s] = best_cost
-    return best, split, legs
+def reconfigure_work(k: int) -> int:
+    """Return the work of re-planning ``k`` parts: the splits the subset search tries."""
+    return (int(3**k) + 1) // 2 - (1 << k)
 
 
 class ContractionTree:
@@ -136,17 +55,15 @@ class ContractionTree:
 
     def __init__(self, net: BitNetwork, split: dict[int, int]) -> None:
         self.net, self.split = net, split
+        self.work = 0  # splits tried by the subset searches so far (reconfigure_work)
         self.full = (1 << len(net.inputs)) - 1
-        self.holders: dict[int, int] = {}  # summed axis -> operands that have it
-        for i, mask in enumerate(net.inputs):
-            for bit in bits_of(mask & ~net.output):
-                self.holders[bit] = self.holders.get(bit, 0) | 1 << i
+        self.holders = net.holders(range(len(net.inputs)))
         self.legs_of: dict[int, int] = {1 << i: mask for i, mask in enumerate(net.inputs)}
         self.step_costs: dict[int, int] = {}
         self.tried: set[tuple[int, ...]] = set()  # (node, *parts) that gained nothing
         # nodes whose subtree was re-planned from its operands: no cut can gain there
         self.settled: set[int] = set()
-        for s in sorted(split, key=int.bit_count):  # parts before the nodes they make
+        for s in sorted(split, key=_count):  # parts before the nodes they make
             self.legs(s, split[s])
 
     @classmethod
@@ -193,9 +110,9 @@ class ContractionTree:
         if da or db:
             cost = net.pair_cost(ua, da, ub, db, result)[0]
         else:
-            size, cache = net.size, net.size_cache
-            cost = size(ua) * size(ub) // (cache.get(ua & ub) or size(ua & ub))
-            cost *= 2 if ua | ub != result else 1
+            cost = net.pair_flops(ua, ub, result)
+        if net.write_weight:
+            cost += net.write_weight * net.size(result)
         self.step_costs[s] = cost
         return cost
 
@@ -203,13 +120,18 @@ class ContractionTree:
         """Return the cost of the whole tree."""
         return sum(self.step_cost(s) for s in self.split)
 
-    def cut(self, s: int, k: int, by: int) -> tuple[list[int], list[int]]:
+    def cut(
+        self, s: int, k: int, by: int, rng: Random | None = None
+    ) -> tuple[list[int], list[int]]:
         """Cut the subtree at ``s`` into at most ``k`` parts; return them and the steps above."""
         split, size, legs_of = self.split, self.net.size, self.legs_of
         parts, above = [split[s], s ^ split[s]], [s]
         while len(parts) < k:
             best, pick = 0, -1
-            for i, part in enumerate(parts):
+            if rng is not None:
+                inner = [i for i, part in enumerate(parts) if part & (part - 1)]
+                pick = inner[rng.below(len(inner))] if inner else -1
+            for i, part in enumerate(parts if rng is None else ()):
                 if part & (part - 1):
                     score = size(legs_of[part]) if by == _BY_SIZE else part.bit_count()
                     if score > best:
@@ -221,30 +143,33 @@ class ContractionTree:
             parts += (split[part], part ^ split[part])
         return parts, above
 
-    def reconfigure(self, s: int, k: int, by: int) -> bool:
+    def reconfigure(self, s: int, k: int, by: int, rng: Random | None = None) -> bool:
         """Re-plan the steps of the subtree at ``s`` above a cut into ``k`` parts.
 
         Args:
             s: The node.
             k: Most parts.
             by: How to choose the part to cut next.
+            rng: Randomness to cut at random instead.
 
         Returns:
             Whether the tree got cheaper.
         """
-        parts, above = self.cut(s, k, by)
+        parts, above = self.cut(s, k, by, rng)
         key = (s, *parts)
         if len(parts) < 3 or key in self.tried:
             return False
         self.tried.add(key)
+        self.work += reconfigure_work(len(parts))
         current = sum(self.step_cost(p) for p in above)
         net, legs_of = self.net, self.legs_of
         legs = [legs_of[p] for p in parts]
         dangling = [0 if p & (p - 1) else net.dangling[p.bit_length() - 1] for p in parts]
-        costs, best_split, best_legs = optimize_connected(net, legs, dangling, legs_of[s])
+        trees = optimize_subsets(net, legs, dangling, legs_of[s], outer=False)
+        best_split, best_legs = trees.split, trees.legs
         local = (1 << len(parts)) - 1
         settled = all(not p & (p - 1) for p in parts)
-        if costs[local] >= current:
+        if trees.best[local] >= current:
             if settled:
                 self.settled.add(s)
             return False
@@ -266,34 +191,59 @@ class ContractionTree:
         place(local)
         return True
 
-    def improve(self, k: int, rounds: int) -> None:
+    def improve(
+        self, k: int, rounds: int, budget: int | None = None, deadline: float | None = None
+    ) -> None:
         """Reconfigure every subtree, costliest step first, until nothing gains.
 
         Args:
             k: Most parts a subtree is cut into.
             rounds: Most passes over the tree.
+            budget: Stop once :attr:`work` exceeds this.
+            deadline: Stop at this :func:`time.perf_counter` time.
         """
         modes, idle = (_BY_SIZE, _BY_COUNT), 0
         for number in range(rounds):
-            by, changed = modes[number % len(modes)], False
-            costs = {s: self.step_cost(s) for s in self.split}
-            for s in sorted(costs, key=lambda s: (-costs[s], s)):
-                if s in self.split and s not in self.settled:
-                    changed |= self.reconfigure(s, k, by)
+            if budget is not None and self.work > budget:
+                return
+            by = modes[number % len(modes)]
+            changed = self.improve_pass(k, by, budget=budget, deadline=deadline)
             idle = 0 if changed else idle + 1
             if idle == len(modes):
                 return
 
+    def improve_pass(
+        self,
+        k: int,
+        by: int = _AT_RANDOM,
+        rng: Random | None = None,
+        budget: int | None = None,
+        deadline: float | None = None,
+    ) -> bool:
+        """Reconfigure every subtree once, costliest step first.
+
+        Args:
+            k: Most parts a subtree is cut into.
+            by: How to choose the part to cut next (ignored with ``rng``).
+            rng: Randomness to cut at random instead.
+            budget: Stop once :attr:`work` exceeds this.
+            deadline: Stop at this :func:`time.perf_counter` time.
+
+        Returns:
+            Whether the tree got cheaper.
+        """
+        changed = False
+        costs = {s: self.step_cost(s) for s in self.split}
+        for s in sorted(costs, key=lambda s: (-costs[s], s)):
+            if budget is not None and self.work > budget:
+                break
+            if deadline is not None and time.perf_counter() > deadline:
+                break
+            if s in self.split and s not in self.settled:
+                changed |= self.reconfigure(s, k, by, rng)
+        return changed
+
     def emit(self) -> None:
         """Replace the path planned in the network by this tree's."""
-        net = self.net
-        net.ssa = []
-
-        def emit(s: int) -> tuple[int, int]:
-            if not s & (s - 1):
-                return s.bit_length() - 1, net.inputs[s.bit_length() - 1]
-            a = self.split[s]
-            (ia, ua), (ib, ub) = emit(a), emit(s ^ a)
-            return net.contract(ia, ua, ib, ub, self.legs_of[s]), self.legs_of[s]
-
-        emit(self.full)
+        self.net.ssa = []
+        self.net.emit_tree(self.full, self.split, self.legs_of, range(len(self.net.inputs)))

@@ -1,0 +1,253 @@
+"""A search for cheap contraction trees of large networks, within a budget of work.
+
+Gray and Kourtis (Quantum 5, 410, 2021) reach far cheaper trees than one greedy
+path on large networks by sampling many trees (greedy paths with randomised
+scores, partitions of the network) and refining the best by subtree
+reconfiguration. This search does the same in three phases:
+
+1. **starts**: the greedy path, then within a quarter of the budget the greedy
+   path by result size alone and greedy paths whose pair scores are perturbed
+   (:func:`random_scorer`), then within a quarter of the rest partition trees
+   (:mod:`~tensorops._einsum._partition`), which only budgets like ``hyper``'s
+   afford;
+2. **settle**: the cheapest greedy starts and the partition trees are
+   reconfigured by the fixed cuts of
+   :meth:`~tensorops._einsum._reconfigure.ContractionTree.improve`;
+3. **refine**: the best two get passes of reconfiguration with random cuts, into
+   five to seven parts, the worse dropped after two passes, until the budget is
+   spent or every cut has been tried.
+
+Work is counted, not timed (:class:`Effort`): the same network gets the same path on
+every machine. The randomness comes from :mod:`~tensorops._einsum._prng`, seeded by
+the network. Only ``hyper`` with ``max_time`` also stops at a deadline.
+"""
+
+from __future__ import annotations
+
+import time
+
+from tensorops._einsum._bitnet import BitNetwork
+from tensorops._einsum._greedy import Scorer, plan_greedy
+from tensorops._einsum._partition import partition_tree
+from tensorops._einsum._prng import GUMBEL, Random, fingerprint, log2_fixed
+from tensorops._einsum._reconfigure import ContractionTree
+
+__all__ = ["Effort", "greedy_work", "network_seed", "partition_work", "random_scorer", "search"]
+
+# Work units are splits tried by the subset search (reconfigure_work), about a
+# microsecond or two each; a greedy path takes about as long as this many per
+# operand, and a partition tree this many per operand and level.
+_GREEDY_WORK_PER_OPERAND = 20
+_START_SHARE = 4  # 1/4 of the budget goes to start trees
+_MAX_STARTS = 64
+_SETTLE = 3  # greedy starts settled by the fixed cuts
+_PARTITION_SHARE = 4  # at most 1/4 of the budget goes to partition trees
+_MAX_PARTITIONS = 8
+_PARTITION_WORK_PER_OPERAND = 40
+_POPULATION = 2  # trees refined side by side at first
+_RUNG = 2  # passes between two halvings of the population
+_REFINE_PARTS = (5, 6, 5, 7)  # parts per random pass, in turn
+
+
+class Effort:
+    """How much work a search may do, and optionally until when.
+
+    Args:
+        work: Work units (see :func:`greedy_work`) the search may spend.
+        deadline: A :func:`time.perf_counter` time to stop at (None: none).
+    """
+
+    __slots__ = ("deadline", "spent", "work")
+
+    def __init__(self, work: int, deadline: float | None = None) -> None:
+        self.work, self.deadline, self.spent = work, deadline, 0
+
+    def left(self) -> int:
+        """Return the work units left (0 once the deadline has passed)."""
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            return 0
+        return max(0, self.work - self.spent)
+
+    def share(self, part: int) -> Effort:
+        """A budget of ``1 / part`` of what is left (work, and time to the deadline)."""
+        deadline = self.deadline
+        if deadline is not None:
+            now = time.perf_counter()
+            deadline = now + max(0.0, deadline - now) / part
+        return Effort(self.left() // part, deadline)
+
+
+def greedy_work(n: int) -> int:
+    """Return the work units of one greedy path over ``n`` operands."""
+    return _GREEDY_WORK_PER_OPERAND * n
+
+
+def network_seed(net: BitNetwork) -> int:
+    """A seed from the network itself: its operands, output and axis sizes."""
+    sizes = [net.size_cache[1 << i] for i in range(len(net.axes))]
+    return fingerprint([len(net.inputs), *net.inputs, net.output, *sizes])
+
+
+def random_scorer(rng: Random, weight: int, temperature: int) -> Scorer:
+    """A greedy pair score with random noise, for sampling many greedy paths.
+
+    The score is ``size(ab) - weight / 16 * (size(a) + size(b))`` on a signed
+    logarithmic scale, minus ``temperature / 16`` times a Gumbel sample: the pair
+    picked is then drawn among the good ones with Boltzmann weights.
+
+    Args:
+        rng: The randomness.
+        weight: Weight of the operands' sizes, in sixteenths.
+        temperature: Spread of the noise, in sixteenths of a doubling.
+    """
+    draw = rng.next
+
+    def score(result_size: int, operands_size: int) -> int:
+        base = 16 * result_size - weight * operands_size
+        key = log2_fixed(base) if base > 0 else -log2_fixed(-base)
+        return 16 * key - temperature * GUMBEL[draw() >> 54]
+
+    return score
+
+
+def _sample_scorer(rng: Random) -> Scorer:
+    weight = rng.below(33)  # 0 to 2
+    temperature = (1, 2, 4, 8, 16, 32)[rng.below(6)]  # 1/16 to 2 doublings
+    return random_scorer(rng, weight, temperature)
+
+
+def _starts(
+    net: BitNetwork, effort: Effort, rng: Random, again: bool
+) -> list[tuple[int, list[tuple[int, ...]]]]:
+    """Plan start paths: the greedy path, then by result size and randomised, by budget.
+
+    The path already planned in ``net``, if any, is the greedy path. Other paths
+    are planned while their share of the budget lasts; each costs the work of a
+    greedy path plus a unit per pair it scored. ``again``: randomised paths only.
+    """
+    n = len(net.inputs)
+    found: dict[tuple[tuple[int, ...], ...], int] = {}
+    if not again:
+        if not net.ssa:
+            plan_greedy(net)
+            effort.spent += greedy_work(n)
+        found[tuple(net.ssa)] = net.cost()
+    share = effort.share(_START_SHARE)
+    for number in range(again, _MAX_STARTS + 1):
+        if share.left() < greedy_work(n) and (found or not effort.left()):
+            break
+        net.ssa = []
+        draws = rng.draws
+        if number == 0:
+            plan_greedy(net, weight=0)
+        else:
+            plan_greedy(net, scorer=_sample_scorer(rng))
+        share.spent += greedy_work(n) + rng.draws - draws
+        found.setdefault(tuple(net.ssa), net.cost())
+    effort.spent += share.spent
+    ranked = sorted(found.items(), key=lambda item: (item[1], item[0]))
+    return [(cost, list(ssa)) for ssa, cost in ranked]
+
+
+def _partition_starts(net: BitNetwork, effort: Effort, rng: Random) -> list[ContractionTree]:
+    """Trees by recursive bisection, with sampled imbalance and leaf size, a share of the budget."""
+    cost = partition_work(len(net.inputs))
+    share = effort.share(_PARTITION_SHARE)
+    trees: list[ContractionTree] = []
+    while len(trees) < _MAX_PARTITIONS and share.left() >= cost:
+        imbalance = (5, 10, 20, 30, 50)[rng.below(5)]
+        leaf_size = (3, 4, 5)[rng.below(3)]
+        trees.append(ContractionTree(net, partition_tree(net, rng, imbalance, leaf_size)))
+        share.spent += cost
+    effort.spent += share.spent
+    return trees
+
+
+def partition_work(n: int) -> int:
+    """Return the work units of one partition tree over ``n`` operands."""
+    return _PARTITION_WORK_PER_OPERAND * n * max(1, n.bit_length())
+
+
+def search(net: BitNetwork, effort: Effort, seed: int | None = None) -> None:
+    """Plan ``net`` by sampling start trees and refining the best, within ``effort``.
+
+    When the refined trees can gain nothing more before the budget is spent, the
+    search starts again from new randomised starts, and keeps the cheapest tree.
+
+    Args:
+        net: The network (without a memory limit: trees are not checked against it),
+            with its greedy path planned already or no path.
+        effort: The budget; the path planned is the cheapest found when it runs out.
+        seed: Seed of the randomness (None: from the network).
+    """
+    rng = Random(network_seed(net) if seed is None else seed)
+    best: ContractionTree | None = None
+    best_cost = 0
+    again = False
+    while not again or effort.left():
+        spent = effort.spent
+        starts = _starts(net, effort, rng, again)
+        population: list[tuple[int, ContractionTree]] = []
+        for _, ssa in starts[:_SETTLE]:
+            net.ssa = ssa
+            tree = ContractionTree.from_path(net)
+            if tree is not None:
+                population.append((0, tree))
+        if not population:  # no pairwise start: keep the cheapest path as it is
+            net.ssa = starts[0][1]
+            return
+        population += [(0, tree) for tree in _partition_starts(net, effort, rng)]
+        tree = _refine(_settle(population, effort), effort, rng)
+        cost = tree.cost()
+        if best is None or cost < best_cost:
+            best, best_cost = tree, cost
+        if effort.spent == spent:  # nothing was affordable
+            break
+        again = True
+    if best is not None:
+        best.emit()
+
+
+def _settle(
+    population: list[tuple[int, ContractionTree]], effort: Effort
+) -> list[tuple[int, ContractionTree]]:
+    """Reconfigure each tree by the fixed cuts, within the budget; return them with costs."""
+    settled = []
+    for _, tree in population:
+        before = tree.work
+        tree.improve(5, 3, budget=before + effort.left(), deadline=effort.deadline)
+        effort.spent += tree.work - before
+        settled.append((tree.cost(), tree))
+    return settled
+
+
+def _refine(
+    population: list[tuple[int, ContractionTree]], effort: Effort, rng: Random
+) -> ContractionTree:
+    """Reconfigure trees with random cuts until the budget is spent; return the cheapest.
+
+    Successive halving: every few passes the costlier half of the trees is dropped,
+    so most of the budget goes to the most promising.
+    """
+    population.sort(key=lambda item: item[0])
+    del population[_POPULATION:]
+    number = 0
+    while effort.left():
+        worked = False
+        k = _REFINE_PARTS[number % len(_REFINE_PARTS)]
+        for i, (_, tree) in enumerate(population):
+            before = tree.work
+            tree.improve_pass(k, rng=rng, budget=before + effort.left(), deadline=effort.deadline)
+            effort.spent += tree.work - before
+            worked |= tree.work > before
+            population[i] = (tree.cost(), tree)
+            if not effort.left():
+                break
+        if not worked:  # every cut of every tree was tried: nothing left to gain
+            break
+        number += 1
+        if number % _RUNG == 0 and len(population) > 1:
+            population.sort(key=lambda item: item[0])
+            del population[(len(population) + 1) // 2 :]
+    population.sort(key=lambda item: item[0])  # min(key=...) does not trace under Dynamo
+    return population[0][1]
