@@ -38,5 +38,8 @@ command line, or always once ``RUN_IN_DEFAULT_SUITE`` in ``conftest.py`` is True
     TENSOROPS_COMPAT=1 python -m pytest                  # the whole project with them
     TENSOROPS_COMPAT=1 python -m pytest -m "not compat"  # ... and without them
 
-The run ends with one line per peer (passed / failed / error / skipped / deselected).
+A failure prints as the exception and the line of the peer's test that raised it; pass
+``--tb=short`` (or any ``--tb``) for pytest's tracebacks, which cost about 0.15 s a failure
+to build. The run ends with one line per peer: passed / failed / error / skipped /
+deselected.
 """
