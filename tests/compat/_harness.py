@@ -12,8 +12,8 @@ other module still see numpy's own.
 
 Test modules of the suite that import one another (``from einops.tests.test_ops import
 ...``) get each other loaded the same way. Modules are loaded under their real names
-through the import system, so pytest rewrites their asserts (``pytest.register_assert_rewrite``
-in the conftest) and pickling classes defined in them works.
+through the import system, so pytest rewrites their asserts (they are registered with
+``pytest.register_assert_rewrite`` when collected) and pickling classes defined in them works.
 """
 
 from __future__ import annotations
