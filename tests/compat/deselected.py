@@ -1,0 +1,48 @@
+"""The peers' tests that are not run, each with its reason: the one table.
+
+Keys are test ids below the suite file: ``module``, ``module::test``,
+``module::Class::test`` or one parametrized ``module::test[id]``. A key that names
+nothing in the installed module is listed at the end of the run.
+
+Tests that exercise a peer's own internals are here. Tests that call only the
+peer's functions that stay the peer's (opt_einsum's ``contract_path``, path
+optimizers, ``contract_expression``, parser) still run: they test the peer.
+"""
+
+_PARSER = "einops' parser classes (ParsedExpression, AnonymousAxis)"
+_BACKENDS = "einops' backend adapters, not its public functions"
+_SYMBOLIC = "symbolic graphs (pytensor, keras): not a tensorops target; loops over none here"
+_EINMIX = "einops' private _EinmixDebugger"
+_LAYERS = "einops' layers for a framework tensorops has no layers for"
+
+DESELECTED: dict[str, str] = {
+    # einops
+    "einops.tests.test_parsing": _PARSER,
+    "einops.tests.test_ops::test_enumerating_directions": "einops' private _enumerate_directions",
+    "einops.tests.test_ops::test_tiling_imperatives": _BACKENDS,
+    "einops.tests.test_ops::test_tiling_symbolic": _BACKENDS,
+    "einops.tests.test_other::test_backends_installed": _BACKENDS,
+    "einops.tests.test_other::test_is_float_type": _BACKENDS,
+    "einops.tests.test_other::test_optimize_transformations_numpy": "einops' private optimizer",
+    "einops.tests.test_ops::test_reduction_symbolic": _SYMBOLIC,
+    "einops.tests.test_ops::test_repeat_symbolic": _SYMBOLIC,
+    "einops.tests.test_einsum::test_functional_symbolic": _SYMBOLIC,
+    "einops.tests.test_layers::test_rearrange_symbolic": _SYMBOLIC,
+    "einops.tests.test_layers::test_reduce_symbolic": _SYMBOLIC,
+    "einops.tests.test_other::test_parse_shape_symbolic": _SYMBOLIC,
+    "einops.tests.test_other::test_parse_shape_symbolic_ellipsis": _SYMBOLIC,
+    "einops.tests.test_layers::test_keras_layer": _LAYERS + " (keras)",
+    "einops.tests.test_layers::test_flax_layers": _LAYERS + " (flax)",
+    "einops.tests.test_layers::test_einmix_decomposition": _EINMIX,
+    "einops.tests.test_layers::test_einmix_restrictions": _EINMIX,
+    "einops.tests.test_other::test_doctests_examples": "doctest of einops' own modules, on einops",
+    "einops.tests.test_other::testmod": "doctest.testmod, imported there; collected for its name",
+    "einops.tests.test_other::test_einops_threading": "runs einops itself in a subprocess",
+    # opt_einsum
+    "opt_einsum.tests.test_backends::test_jax_jit_gradient": (
+        "opt_einsum's contract_expression only; fails on opt_einsum itself with this jax (arr.flat)"
+    ),
+    "opt_einsum.tests.test_paths::test_parallel_random_greedy": (
+        "opt_einsum's RandomGreedy only; forks workers while JAX threads run (deadlock warning)"
+    ),
+}

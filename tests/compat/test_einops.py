@@ -1,0 +1,79 @@
+"""einops' own tests (``einops.tests``, shipped in its wheel), run against tensorops."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+
+import einops
+from tensorops.layers import torch as layers
+
+import tensorops as tops
+from tests.compat._harness import Suite
+
+_FUNCTIONS = ("rearrange", "reduce", "repeat", "einsum", "pack", "unpack", "parse_shape", "asnumpy")
+
+# A name einops starts exporting would be tested on einops itself: map it first.
+_UNMAPPED = set(einops.__all__) - {*_FUNCTIONS, "EinopsError"}
+if _UNMAPPED:
+    raise ImportError(f"einops exports {sorted(_UNMAPPED)}: point them at tensorops here")
+
+
+def _public(module: str) -> dict[str, object]:
+    """tensorops' function for each of einops' public functions `module` holds."""
+    real = importlib.import_module(module)
+    found = {name: getattr(tops, name) for name in _FUNCTIONS if hasattr(real, name)}
+    return {**found, "EinopsError": tops.TensorOpsError}
+
+
+def _nothing_to_register() -> None:
+    """tensorops' functions compile without being registered with Dynamo."""
+
+
+def _choose_frameworks() -> None:
+    # einops' test helpers read the frameworks to test from this variable.
+    installed = [name for name in ("numpy", "torch", "jax") if importlib.util.find_spec(name)]
+    os.environ.setdefault("EINOPS_TEST_BACKENDS", ",".join(installed))
+
+
+_LAYERS = {"Rearrange": layers.Rearrange, "Reduce": layers.Reduce, "EinMix": layers.EinMix}
+
+SUITE = Suite(
+    peer="einops",
+    modules=("einops.tests",),
+    redirect={
+        "einops": _public("einops"),
+        "einops.einops": _public("einops.einops"),
+        "einops.packing": _public("einops.packing"),
+        "einops.array_api": _public("einops.array_api"),
+        "einops.layers.torch": _LAYERS,
+        "einops._torch_specific": {"allow_ops_in_compiled_graph": _nothing_to_register},
+    },
+    patch_during_tests={"einops.layers.torch": _LAYERS},
+    filterwarnings={
+        # torch deprecates torch.jit; torch.compile's first use imports torch._inductor, whose
+        # torch.utils.mkldnn still defines script methods
+        **dict.fromkeys(
+            (
+                "einops.tests.test_ops::test_torch_compile_with_dynamic_shape",
+                "einops.tests.test_other::test_torch_compile_for_functions",
+                "einops.tests.test_other::test_torch_compile_for_layers",
+            ),
+            (r"ignore:`torch\.jit\.script_method` is deprecated:DeprecationWarning",),
+        ),
+        # ... and these tests call torch.jit.trace / torch.jit.script (which warn for their parts)
+        **dict.fromkeys(
+            (
+                "einops.tests.test_layers::test_torch_layer",
+                "einops.tests.test_layers::test_torch_layers_scripting",
+            ),
+            (r"ignore:`torch\.jit\.\w+` is deprecated:DeprecationWarning",),
+        ),
+        # the test's prod over 240,000 float32 values overflows; einops warns the same
+        "einops.tests.test_layers::test_reduce_imperative": (
+            "ignore:overflow encountered in reduce:RuntimeWarning",
+        ),
+    },
+    prepare=_choose_frameworks,
+)
