@@ -10,9 +10,11 @@ breaks, warnings or foreign error types; :func:`install`, called once by
    and the trace folds them into the framework calls), but warns once per wrapper,
    which breaks ``-W error`` test suites. torch keeps a list of wrappers it may
    trace without warning (einops' planning helpers are on it); :func:`install`
-   puts the caches of tensorops there as soon as ``torch._dynamo.utils`` is
-   imported — at once if it already is, else through a ``sys.meta_path`` finder
-   that waits for it, because importing Dynamo ourselves would cost seconds.
+   puts the caches of tensorops there as soon as ``torch._dynamo`` is imported —
+   at once if it already is, else through a ``sys.meta_path`` finder that waits
+   for it, because importing Dynamo ourselves would cost seconds. The path
+   planners use ``heapq``; torch's pure-Python stand-in for it is switched on then
+   too (:func:`_trace_heapq`).
    ``import tensorops`` loads every module that has a cache, so the list is
    complete then.
 2. **Errors.** An exception raised while Dynamo traces reaches the user as
@@ -32,6 +34,7 @@ This module imports no framework; it finds torch in ``sys.modules``.
 
 from __future__ import annotations
 
+import importlib
 import importlib.abc
 import importlib.machinery
 import sys
@@ -50,7 +53,7 @@ __all__ = [
     "replayable",
 ]
 
-_DYNAMO_UTILS = "torch._dynamo.utils"
+_DYNAMO = "torch._dynamo"
 _PACKAGE = "tensorops"
 
 _IS_COMPILING: list[Callable[[], bool]] = []
@@ -213,9 +216,10 @@ def _passing(cls: type[TensorOpsError]) -> type[TensorOpsError]:
     return passing
 
 
-def _allow_tracing_caches(dynamo_utils: Any) -> None:
-    """Put every lru_cache wrapper of the loaded tensorops modules on Dynamo's list."""
-    allow = getattr(dynamo_utils, "allow_lru_cache_wrapper_trace_without_warning", None)
+def _prepare_dynamo(dynamo: Any) -> None:
+    """Run once Dynamo is imported: the caches on its list, heapq traced (see below)."""
+    _trace_heapq()
+    allow = getattr(dynamo.utils, "allow_lru_cache_wrapper_trace_without_warning", None)
     if allow is None:  # older torch: Dynamo warns once per cache, results are unaffected
         return
     for name, module in list(sys.modules.items()):
@@ -226,11 +230,29 @@ def _allow_tracing_caches(dynamo_utils: Any) -> None:
                 allow(value)
 
 
+def _trace_heapq() -> None:
+    """Let Dynamo trace ``heapq``, which the path planners use, through torch's own stand-in.
+
+    torch ships a pure-Python ``heapq`` for Dynamo (``torch._dynamo.polyfills.heapq``) but
+    does not load it (torch 2.13), so planning a contraction of three or more operands in
+    a compiled function would stop at the C ``heapq``. Loading it the way torch's own
+    polyfill loader loads the modules it lists makes Dynamo trace the stand-in instead.
+    """
+    try:
+        polyfill = importlib.import_module("torch._dynamo.polyfills.heapq")
+        trace_rules = importlib.import_module("torch._dynamo.trace_rules")
+        for name in polyfill.__all__:
+            original = getattr(polyfill, name).__torch_dynamo_original__
+            trace_rules._builtin_function_ids.remove(id(original))  # a no-op if absent
+    except (ImportError, AttributeError):  # another torch: planning may then break graphs
+        return
+
+
 class _WaitForDynamo(importlib.abc.MetaPathFinder):
-    """Runs :func:`_allow_tracing_caches` right after ``torch._dynamo.utils`` is executed."""
+    """Runs :func:`_prepare_dynamo` right after the package ``torch._dynamo`` is executed."""
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != _DYNAMO_UTILS:
+        if fullname != _DYNAMO:
             return None
         sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
@@ -240,7 +262,7 @@ class _WaitForDynamo(importlib.abc.MetaPathFinder):
 
             def exec_and_allow(module: Any) -> None:
                 exec_module(module)
-                _allow_tracing_caches(module)
+                _prepare_dynamo(module)
 
             loader.exec_module = exec_and_allow
         return spec
@@ -248,7 +270,7 @@ class _WaitForDynamo(importlib.abc.MetaPathFinder):
 
 def install() -> None:
     """Prepare tensorops for torch.compile: called once, at the end of ``import tensorops``."""
-    if _DYNAMO_UTILS in sys.modules:
-        _allow_tracing_caches(sys.modules[_DYNAMO_UTILS])
+    if _DYNAMO in sys.modules:
+        _prepare_dynamo(sys.modules[_DYNAMO])
     elif not any(isinstance(finder, _WaitForDynamo) for finder in sys.meta_path):
         sys.meta_path.insert(0, _WaitForDynamo())

@@ -3,13 +3,11 @@
 ``auto`` must give the path it gives eagerly, with no graph break: everything it runs
 is Python on ints, tuples, lists, dicts and sets, with its own random numbers and no
 clock. Python's C ``heapq`` is traced through torch's own pure-Python stand-in, which
-torch 2.13 ships (``torch._dynamo.polyfills.heapq``) but does not load; the fixture
-loads it the way torch's polyfill loader does for the modules it lists.
+torch 2.13 ships (``torch._dynamo.polyfills.heapq``) but does not load: tensorops
+switches it on when Dynamo is imported (``tensorops._tracing``).
 """
 
 from __future__ import annotations
-
-import importlib
 
 import pytest
 
@@ -23,17 +21,7 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def traceable_heapq() -> None:
-    # stays loaded for the rest of the session, as it would after torch loaded it
-    polyfill = importlib.import_module("torch._dynamo.polyfills.heapq")
-    trace_rules = importlib.import_module("torch._dynamo.trace_rules")
-    for name in polyfill.__all__:
-        original = getattr(polyfill, name).__torch_dynamo_original__
-        trace_rules._builtin_function_ids.remove(id(original))  # a no-op if absent
-
-
-def test_auto_plans_a_25_operand_network_inside_torch_compile(traceable_heapq: None) -> None:
+def test_auto_plans_a_25_operand_network_inside_torch_compile() -> None:
     network = random_network(25, 3, n_out=2)
     eager = find_path(*network, "auto")
 
@@ -47,7 +35,7 @@ def test_auto_plans_a_25_operand_network_inside_torch_compile(traceable_heapq: N
     assert total.item() == len(eager)
 
 
-def test_the_large_network_search_traces_to_the_eager_path(traceable_heapq: None) -> None:
+def test_the_large_network_search_traces_to_the_eager_path() -> None:
     # the search of auto past twenty operands: random numbers, randomised greedy
     # paths, reconfiguration with random cuts (a small network keeps the trace short)
     network = random_network(12, 3, n_out=2)
