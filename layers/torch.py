@@ -23,6 +23,8 @@ Examples:
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
@@ -92,7 +94,8 @@ class Reduce(nn.Module):
             ``"any"``, ``"all"``, or a callable ``f(x, axes)`` reducing the tuple
             of dims ``axes`` of ``x`` and dropping them. A layer with a module-level
             function pickles; one with a lambda or a local function does not
-            (``copy.deepcopy`` works for both).
+            (``copy.deepcopy`` works for both). Positional, or the keyword
+            ``reduction=`` as in einops.
         **lengths: lengths of axes that cannot be inferred from the input shape.
 
     Raises:
@@ -112,8 +115,10 @@ class Reduce(nn.Module):
         torch.Size([2])
     """
 
-    def __init__(self, pattern: str, reduction: Reduction, /, **lengths: int) -> None:
+    def __init__(self, pattern: str, reduction: Reduction | None = None, /, **lengths: Any) -> None:
         super().__init__()
+        if reduction is None:  # einops' keyword spelling, Reduce(pattern, reduction="max")
+            reduction = lengths.pop("reduction", None)
         self.pattern = pattern
         self.reduction = reduction
         self.lengths = lengths

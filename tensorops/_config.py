@@ -1,4 +1,4 @@
-"""Settings of tensorops: the einsum planning strategy and memory limit.
+"""Settings of tensorops: how einsum plans when a call does not say.
 
 ``tops.config`` is one object. Reading ``tops.config.strategy`` gives the value in
 effect here; assigning it sets the process-wide default; ``with tops.config(...)``
@@ -9,6 +9,7 @@ variable, so threads and tasks never see each other's overrides).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, NamedTuple
@@ -16,14 +17,27 @@ from typing import Any, NamedTuple
 from tensorops._errors import ArgumentError, unknown_option
 from tensorops._tracing import is_compiling
 
-__all__ = ["Config", "Settings", "config"]
+__all__ = ["Config", "Settings", "check_memory_limit", "check_strategy", "config"]
 
 
 class Settings(NamedTuple):
-    """The settings in effect: what einsum uses when a call does not say."""
+    """What einsum's plan depends on besides the equation and the shapes (hashable).
 
-    strategy: str
+    Attributes:
+        strategy: a strategy name, or an explicit path (a tuple of tuples).
+        memory_limit: the most elements an intermediate may have, or None.
+        max_time: the seconds ``"hyper"`` may search, or None (a fixed amount of work).
+        minimize: ``"flops"``, or ``"combo"`` for FLOPs plus memory writes.
+    """
+
+    strategy: Any
     memory_limit: int | None
+    max_time: float | None
+    minimize: str
+
+
+#: The values ``minimize`` takes.
+MINIMIZE = ("flops", "combo")
 
 
 class _Unset:
@@ -35,9 +49,9 @@ class _Unset:
 
 _UNSET: Any = _Unset()
 
-#: The overrides of the enclosing ``with config(...)`` blocks: (strategy, memory_limit),
-#: each ``_UNSET`` when that block did not set it.
-_OVERRIDES: ContextVar[tuple[Any, Any] | None] = ContextVar("tensorops_config", default=None)
+#: The overrides of the enclosing ``with config(...)`` blocks, one per field of
+#: :class:`Settings`, each ``_UNSET`` when no block set it.
+_OVERRIDES: ContextVar[tuple[Any, ...] | None] = ContextVar("tensorops_config", default=None)
 #: How many ``with config(...)`` blocks are open in the whole process: while none is,
 #: the defaults are in effect everywhere and no context variable needs reading.
 _OPEN = [0]
@@ -47,17 +61,15 @@ _OPEN_LOCK = threading.Lock()
 def check_strategy(strategy: Any) -> str:
     """Return ``strategy`` if it names a planner, else raise listing the valid ones."""
     # Imported here: the einsum package reads this module's `config` at import time.
-    from tensorops._einsum._paths import STRATEGIES
+    from tensorops._einsum._paths import PLANNERS
 
-    if not isinstance(strategy, str) or strategy not in STRATEGIES:
+    if not isinstance(strategy, str) or strategy not in PLANNERS:
         hint = "or pass an explicit path, e.g. strategy=[(0, 1), (0, 1)], to einsum"
-        raise unknown_option("einsum strategy", strategy, STRATEGIES, hint=hint).with_context(
-            op="config"
-        )
+        raise unknown_option("einsum strategy", strategy, PLANNERS, hint=hint)
     return strategy
 
 
-def check_memory_limit(memory_limit: Any, op: str | None = "config") -> int | None:
+def check_memory_limit(memory_limit: Any) -> int | None:
     """Return ``memory_limit`` if it is None or a positive int, else raise."""
     if memory_limit is None:
         return None
@@ -65,9 +77,31 @@ def check_memory_limit(memory_limit: Any, op: str | None = "config") -> int | No
         raise ArgumentError(
             f"memory_limit must be a positive int (a number of elements) or None, got "
             f"{memory_limit!r}",
-            op=op,
+            hint="a size in bytes ('2GB') is taken per call, where the dtype is known",
         )
     return memory_limit
+
+
+def _check_max_time(max_time: Any) -> float | None:
+    if max_time is None:
+        return None
+    if isinstance(max_time, bool) or not isinstance(max_time, (int, float)) or max_time <= 0:
+        raise ArgumentError(f"max_time must be a positive number of seconds, got {max_time!r}")
+    return float(max_time)
+
+
+def _check_minimize(minimize: Any) -> str:
+    if minimize not in MINIMIZE:
+        raise unknown_option("minimize", minimize, MINIMIZE)
+    return str(minimize)
+
+
+_CHECKS: tuple[Callable[[Any], Any], ...] = (
+    check_strategy,
+    check_memory_limit,
+    _check_max_time,
+    _check_minimize,
+)
 
 
 class _Override:
@@ -75,17 +109,16 @@ class _Override:
 
     __slots__ = ("_token", "_values")
 
-    def __init__(self, values: tuple[Any, Any]) -> None:
+    def __init__(self, values: tuple[Any, ...]) -> None:
         self._values = values
-        self._token: Token[tuple[Any, Any] | None] | None = None
+        self._token: Token[tuple[Any, ...] | None] | None = None
 
     def __enter__(self) -> Config:
         outer = _OVERRIDES.get()
-        strategy, memory_limit = self._values
+        values = self._values
         if outer is not None:
-            strategy = outer[0] if strategy is _UNSET else strategy
-            memory_limit = outer[1] if memory_limit is _UNSET else memory_limit
-        self._token = _OVERRIDES.set((strategy, memory_limit))
+            values = tuple(o if v is _UNSET else v for v, o in zip(values, outer, strict=True))
+        self._token = _OVERRIDES.set(values)
         with _OPEN_LOCK:
             _OPEN[0] += 1
         return config
@@ -108,9 +141,13 @@ class Config:
 
     Attributes:
         strategy: The einsum planning strategy: ``"auto"`` (the default),
-            ``"optimal"``, ``"dp"`` or ``"greedy"``.
+            ``"optimal"``, ``"dp"``, ``"greedy"`` or ``"hyper"``.
         memory_limit: The most elements an einsum intermediate may have, or None
             (the default) for no limit.
+        max_time: The seconds ``"hyper"`` may search, or None (the default: a
+            fixed amount of work).
+        minimize: What the planner minimises: ``"flops"`` (the default), or
+            ``"combo"``, FLOPs plus memory writes.
 
     Examples:
         >>> import tensorops as tops
@@ -126,7 +163,7 @@ class Config:
     __slots__ = ("_default",)
 
     def __init__(self) -> None:
-        self._default = Settings("auto", None)
+        self._default = Settings("auto", None, None, "flops")
 
     def current(self) -> Settings:
         """The settings in effect in this thread / task.
@@ -139,21 +176,18 @@ class Config:
         overrides = _OVERRIDES.get()
         if overrides is None:
             return self._default
-        strategy, memory_limit = overrides
-        default = self._default
         return Settings(
-            default.strategy if strategy is _UNSET else strategy,
-            default.memory_limit if memory_limit is _UNSET else memory_limit,
+            *(d if v is _UNSET else v for v, d in zip(overrides, self._default, strict=True))
         )
 
     @property
     def strategy(self) -> str:
         """The einsum strategy in effect; assigning sets the process-wide default."""
-        return self.current().strategy
+        return str(self.current().strategy)
 
     @strategy.setter
     def strategy(self, value: str) -> None:
-        self._default = self._default._replace(strategy=check_strategy(value))
+        self._set(strategy=value)
 
     @property
     def memory_limit(self) -> int | None:
@@ -162,23 +196,59 @@ class Config:
 
     @memory_limit.setter
     def memory_limit(self, value: int | None) -> None:
-        self._default = self._default._replace(memory_limit=check_memory_limit(value))
+        self._set(memory_limit=value)
 
-    def __call__(self, *, strategy: Any = _UNSET, memory_limit: Any = _UNSET) -> _Override:
+    @property
+    def max_time(self) -> float | None:
+        """The time budget of ``"hyper"`` in effect; assigning sets the process-wide default."""
+        return self.current().max_time
+
+    @max_time.setter
+    def max_time(self, value: float | None) -> None:
+        self._set(max_time=value)
+
+    @property
+    def minimize(self) -> str:
+        """The planner's objective in effect; assigning sets the process-wide default."""
+        return self.current().minimize
+
+    @minimize.setter
+    def minimize(self, value: str) -> None:
+        self._set(minimize=value)
+
+    def _set(self, **field: Any) -> None:
+        ((name, value),) = field.items()
+        try:
+            checked = _CHECKS[Settings._fields.index(name)](value)
+        except ArgumentError as error:
+            raise error.with_context(op="config") from None
+        self._default = self._default._replace(**{name: checked})
+
+    def __call__(
+        self,
+        *,
+        strategy: Any = _UNSET,
+        memory_limit: Any = _UNSET,
+        max_time: Any = _UNSET,
+        minimize: Any = _UNSET,
+    ) -> _Override:
         """Override settings for a ``with`` block in this thread / task; checked now.
 
         Raises:
-            TensorOpsError: An unknown strategy or a bad memory limit.
+            TensorOpsError: An unknown strategy or objective, a bad limit or time.
         """
-        if strategy is not _UNSET:
-            check_strategy(strategy)
-        if memory_limit is not _UNSET:
-            check_memory_limit(memory_limit)
-        return _Override((strategy, memory_limit))
+        values = (strategy, memory_limit, max_time, minimize)
+        try:
+            for value, check in zip(values, _CHECKS, strict=True):
+                if value is not _UNSET:
+                    check(value)
+        except ArgumentError as error:
+            raise error.with_context(op="config") from None
+        return _Override(values)
 
     def __repr__(self) -> str:
-        current = self.current()
-        return f"config(strategy={current.strategy!r}, memory_limit={current.memory_limit!r})"
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.current()._asdict().items())
+        return f"config({shown})"
 
 
 config = Config()

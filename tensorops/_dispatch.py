@@ -111,6 +111,8 @@ def bound_plan(
     op: Op, pattern: str, shapes: Any, lengths: Lengths, variant: Any, adapter: Backend
 ) -> Executor:
     """The executor of `op` for these arguments; cached (a hit is one dictionary lookup)."""
+    if adapter.traced(shapes):
+        raise KeyError("recorded sizes: planned by the slow path from plain ones")
     return op.plan(pattern, shapes, lengths, variant, adapter)
 
 
@@ -185,7 +187,7 @@ def _call_slowly(
         if not arrays:
             raise ArgumentError(f"{op.name} needs at least one array")
         adapter = family_of(arrays)
-        shapes: Any = tuple(tuple(x.shape) for x in arrays)
+        shapes: Any = tuple(adapter.sizes(x) for x in arrays)
         if not many:
             shapes = shapes[0]
         items = tuple(lengths.items())

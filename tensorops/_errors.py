@@ -46,6 +46,7 @@ __all__ = [
     "ShapeError",
     "Span",
     "TensorOpsError",
+    "UnknownOptionError",
     "bad_length",
     "describe_input",
     "describe_inputs",
@@ -297,6 +298,14 @@ def not_a_pattern(value: Any, example: str) -> ArgumentError:
     )
 
 
+class UnknownOptionError(ArgumentError, KeyError):
+    """A name outside a fixed set (a reduction, a strategy): also a `KeyError`.
+
+    opt_einsum raises `KeyError` for an unknown path option; code that catches it
+    keeps working.
+    """
+
+
 def unknown_option(
     what: str, value: Any, valid: Iterable[str], extra: str = "", hint: str | None = None
 ) -> ArgumentError:
@@ -311,7 +320,7 @@ def unknown_option(
     """
     shown = repr(value) if isinstance(value, str) else _short(value)
     listed = ", ".join(valid) + (f", {extra}" if extra else "")
-    return ArgumentError(f"unknown {what} {shown}; valid: {listed}", hint=hint)
+    return UnknownOptionError(f"unknown {what} {shown}; valid: {listed}", hint=hint)
 
 
 def bad_length(name: str, value: Any, problem: str) -> ShapeError:

@@ -4,7 +4,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensorops._axes import DOTS_PREFIX, Dim, count_dots, term_dims
-from tensorops._einsum._api import einsum_settings
+from tensorops._config import config
 from tensorops._einsum._compile import ContractionPlan, plan_einsum_cached
 from tensorops._errors import (
     ArgumentError,
@@ -273,7 +273,7 @@ def _explain_einsum(equation: str, shape: Any, lengths: dict[str, int]) -> str:
             f"einsum needs one shape per operand, got {shape!r}",
             hint="e.g. explain('ij,jk->ik', [(2, 3), (3, 4)])",
         )
-    settings = einsum_settings(None, None)
-    plan = plan_einsum_cached(equation, tuple(shapes), tuple(lengths.items()), None, *settings)
+    items = tuple(lengths.items())
+    plan = plan_einsum_cached(equation, tuple(shapes), items, None, config.current())
     title = f'einsum "{equation}" on ' + ", ".join(str(s) for s in shapes)
     return title + "\n" + str(ContractionPlan(plan, tuple(shapes))).rstrip("\n")

@@ -35,6 +35,8 @@ def _plan_reduce(
 ) -> Executor:
     if variant is CALLABLE:
         return plan_recipe("reduce", pattern, shape, lengths).executor(backend)
+    if variant == "rearrange":  # einops' name for a reduce that reduces nothing
+        return _plan_rearrange(pattern, shape, lengths, variant, backend)
     if variant not in REDUCTIONS:
         raise unknown_option("reduction", variant, REDUCTIONS, "or a callable f(x, axes)")
     return plan_recipe("reduce", pattern, shape, lengths).executor(backend, variant)
@@ -87,11 +89,13 @@ def rearrange(x: Any, pattern: str, /, **lengths: int) -> Any:
 
 @overload
 def reduce(
-    x: Sequence[ArrayT], pattern: str, reduction: Reduction, /, **lengths: int
+    x: Sequence[ArrayT], pattern: str, reduction: Reduction | None = None, /, **lengths: Any
 ) -> ArrayT: ...
 @overload
-def reduce(x: ArrayT, pattern: str, reduction: Reduction, /, **lengths: int) -> ArrayT: ...
-def reduce(x: Any, pattern: str, reduction: Reduction, /, **lengths: int) -> Any:
+def reduce(
+    x: ArrayT, pattern: str, reduction: Reduction | None = None, /, **lengths: Any
+) -> ArrayT: ...
+def reduce(x: Any, pattern: str, reduction: Reduction | None = None, /, **lengths: Any) -> Any:
     """Rearrange and reduce the axes missing on the right.
 
     Args:
@@ -101,7 +105,10 @@ def reduce(x: Any, pattern: str, reduction: Reduction, /, **lengths: int) -> Any
             dimension as length 1.
         reduction: ``"sum"``, ``"mean"``, ``"max"``, ``"min"``, ``"prod"``,
             ``"any"``, ``"all"``, or a callable ``f(x, axes)`` that reduces the
-            tuple of axes ``axes`` of ``x`` and drops them.
+            tuple of axes ``axes`` of ``x`` and drops them; ``"rearrange"``
+            reduces nothing (a :func:`rearrange`, as in einops). Given positionally or,
+            as in einops, as the keyword ``reduction=``; when it is positional, a
+            keyword ``reduction=`` is the length of an axis of that name.
         **lengths: lengths of axes that cannot be inferred.
 
     Returns:
@@ -117,6 +124,8 @@ def reduce(x: Any, pattern: str, reduction: Reduction, /, **lengths: int) -> Any
         >>> tops.reduce(x, "b c h w -> b c", lambda t, axes: t.sum(axis=axes))
         array([[120.]])
     """
+    if reduction is None:
+        reduction = lengths.pop("reduction", None)
     # a name or a bad value is checked when the plan is made, with the call's context
     variant = reduction if type(reduction) is str or not callable(reduction) else CALLABLE
     return call(REDUCE, x, pattern, lengths, variant, reduction)

@@ -62,8 +62,18 @@ class Backend(Protocol):
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         """Diagonal over two axes of equal length, moved to the last position (NumPy's rule)."""
 
-    def astype(self, x: Any, dtype: Any) -> Any:
-        """``x`` converted to ``dtype`` (no copy when it already has it, where possible)."""
+    def astype(self, x: Any, dtype: Any, casting: str = "unsafe") -> Any:
+        """``x`` converted to ``dtype`` (no copy when it already has it, where possible).
+
+        ``casting`` is NumPy's rule for which conversions are allowed; families without
+        such a rule convert as they do.
+        """
+
+    def ordered(self, x: Any, order: str) -> Any:
+        """``x`` laid out in memory order ``"C"`` or ``"F"`` (NumPy's ``order=``)."""
+
+    def write(self, out: Any, x: Any, casting: str) -> Any:
+        """Write ``x`` into the array ``out`` (NumPy's ``out=``) and return ``out``."""
 
     def result_type(self, xs: Sequence[Any]) -> Any:
         """The dtype the framework promotes the arrays ``xs`` to."""
@@ -77,6 +87,16 @@ class Backend(Protocol):
 
     def to_numpy(self, x: Any) -> Any:
         """A ``numpy.ndarray`` with the same values (zero-copy where safe)."""
+
+    def sizes(self, x: Any) -> tuple[Any, ...]:
+        """``x``'s shape as plans read it: ints (SymInts under torch.compile)."""
+
+    def traced(self, shapes: Any) -> bool:
+        """Whether `shapes` (one shape, or a tuple of them) holds recorded sizes.
+
+        ``torch.jit.trace`` gives sizes as 0-d tensors; such a call is planned
+        from :meth:`sizes` instead, uncached by the traced values.
+        """
 
     # Executors of plans that are one framework call, made once per plan: they call the
     # framework directly, so a cached call makes no adapter call of its own.

@@ -21,7 +21,9 @@ def _restore_defaults() -> object:
 def test_defaults() -> None:
     assert tops.config.strategy == "auto"
     assert tops.config.memory_limit is None
-    assert repr(tops.config) == "config(strategy='auto', memory_limit=None)"
+    assert repr(tops.config) == (
+        "config(strategy='auto', memory_limit=None, max_time=None, minimize='flops')"
+    )
 
 
 def test_assignment_sets_the_process_default() -> None:
@@ -108,7 +110,7 @@ def test_per_call_strategy_wins() -> None:
 
 @pytest.mark.parametrize("bad", ["fast", "", None, 3, ["auto"]])
 def test_unknown_strategy_is_rejected_at_set_time(bad: object) -> None:
-    message = f"unknown einsum strategy {bad!r}; valid: auto, optimal, dp, greedy"
+    message = f"unknown einsum strategy {bad!r}; valid: auto, optimal, dp, greedy, hyper"
     with pytest.raises(tops.TensorOpsError) as info:
         tops.config.strategy = bad  # type: ignore[assignment]
     assert info.value.reason == message

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import tensorops as tops
 from tensorops._backends import backend_for_namespace
+from tensorops._config import Settings
 from tensorops._einsum._compile import compile_einsum, plan_einsum
 from tensorops._einsum._execute import run_program
 
@@ -86,7 +87,13 @@ def test_generic_path_on_numpy(equation: str, shapes: tuple[tuple[int, ...], ...
     """The array-API adapter runs every program too (the standard has no einsum)."""
     arrays = [_rand(*shape) for shape in shapes]
     compiled = compile_einsum(
-        plan_einsum(equation, tuple(a.shape for a in arrays), (), None, "auto", None)
+        plan_einsum(
+            equation,
+            tuple(a.shape for a in arrays),
+            (),
+            None,
+            Settings("auto", None, None, "flops"),
+        )
     )
     result = run_program(backend_for_namespace(np), arrays, compiled.program)
     _check(np.asarray(result), np.einsum(equation, *arrays))

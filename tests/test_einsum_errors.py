@@ -147,14 +147,16 @@ def test_no_arrays_and_mixed_families() -> None:
 
 
 def test_unsupported_type() -> None:
-    error = _error("ij", [[1.0]])
+    error = _error("ij", {"not": "an array"})
     assert isinstance(error, tops.BackendError)
+    assert isinstance(error, TypeError)
 
 
 def test_strategy_and_path_errors() -> None:
     unknown = _error("ij", A, strategy="fast")
     assert unknown.reason == (
-        "unknown einsum strategy 'fast'; valid: auto, optimal, dp, greedy, or an explicit path"
+        "unknown einsum strategy 'fast'; valid: auto, optimal, dp, greedy, hyper, "
+        "or an explicit path"
     )
     invalid = _error("ij,jk", A, np.ones((3, 2)), strategy=[(0, 2)])
     assert invalid.reason.startswith(
@@ -167,25 +169,21 @@ def test_strategy_and_path_errors() -> None:
     assert (
         _error("ij", A, strategy=3).reason == "strategy must be a str or an explicit path, got int"
     )
-    limited = _error(
-        "ab,bc,cd->ad",
-        np.ones((4, 5)),
-        np.ones((5, 6)),
-        np.ones((6, 7)),
-        strategy=[(0, 1), (0, 1)],
-        memory_limit=5,
+    # an explicit path whose intermediate is over the limit is sliced as given
+    limited = tops.einsum_path(
+        "ab,bc,cd->ad", (4, 5), (5, 6), (6, 7), strategy=[(0, 1), (0, 1)], memory_limit=5
     )
-    assert limited.reason == (
-        "the explicit path needs an intermediate of 28 elements, more than memory_limit=5"
-    )
+    assert limited.slices > 1
+    assert limited.largest_intermediate <= 5
 
 
 def test_memory_limit_validation_per_call() -> None:
-    error = _error("ij", A, memory_limit=-1)
+    error = _error("ij", A, memory_limit=-2)
     assert error.op == "einsum"
     assert error.reason == (
-        "memory_limit must be a positive int (a number of elements) or None, got -1"
+        "memory_limit -2 is not a number of elements, a size such as '2GB', 'max_input' or None"
     )
+    assert tops.einsum("ij", A, memory_limit=0) is not None  # numpy's 0: as small as it gets
 
 
 def test_einsum_path_errors() -> None:

@@ -123,8 +123,20 @@ class ArrayApiBackend:
     def multiply(self, a: Any, b: Any) -> Any:
         return self.xp.multiply(a, b)
 
-    def astype(self, x: Any, dtype: Any) -> Any:
+    def astype(self, x: Any, dtype: Any, casting: str = "unsafe") -> Any:
         return self.xp.astype(x, dtype)
+
+    def ordered(self, x: Any, order: str) -> Any:
+        raise BackendError(
+            f"order={order!r}: the array API has no memory order ({self.namespace})",
+            hint="leave order out; only NumPy arrays take order='C' or 'F'",
+        )
+
+    def write(self, out: Any, x: Any, casting: str) -> Any:
+        raise BackendError(
+            f"out=: the array API cannot write into an array ({self.namespace})",
+            hint="NumPy arrays and torch tensors take out=; use the returned array",
+        )
 
     def result_type(self, xs: Sequence[Any]) -> Any:
         return self.xp.result_type(*xs)
@@ -150,6 +162,12 @@ class ArrayApiBackend:
         n = x.shape[-1]
         flat = self.xp.reshape(x, (*x.shape[:-2], n * n))
         return flat[..., :: n + 1]
+
+    def sizes(self, x: Any) -> tuple[Any, ...]:
+        return tuple(x.shape)
+
+    def traced(self, shapes: Any) -> bool:
+        return False
 
     def to_numpy(self, x: Any) -> Any:
         if self.is_dask:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorops._errors import FRAMEWORK_ERRORS, BackendError
+from tensorops._errors import FRAMEWORK_ERRORS, ArgumentError, BackendError, ShapeError
 from tensorops._types import Executor
 
 __all__ = ["NumpyBackend", "split_by_slicing"]
@@ -108,14 +108,36 @@ class NumpyBackend:
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         return np.diagonal(x, axis1=axis1, axis2=axis2)
 
-    def astype(self, x: Any, dtype: Any) -> Any:
-        return x.astype(dtype, copy=False)
+    def astype(self, x: Any, dtype: Any, casting: str = "unsafe") -> Any:
+        if casting != "unsafe" and not np.can_cast(x.dtype, dtype, casting):  # type: ignore[arg-type]
+            raise ArgumentError(
+                f"cannot cast {x.dtype} to {np.dtype(dtype)} under casting={casting!r}",
+                hint="casting='unsafe' (or 'same_kind') converts anyway, as numpy.einsum does",
+            )
+        return x.astype(dtype, casting=casting, copy=False)
+
+    def ordered(self, x: Any, order: str) -> Any:
+        return np.asarray(x, order=order)  # type: ignore[call-overload]
+
+    def write(self, out: Any, x: Any, casting: str) -> Any:
+        if not isinstance(out, np.ndarray):
+            raise BackendError(f"out must be a numpy array here, got {type(out).__name__}")
+        if out.shape != np.shape(x):
+            raise ShapeError(f"out has shape {out.shape} but the result has shape {np.shape(x)}")
+        np.copyto(out, x, casting=casting)  # type: ignore[arg-type]
+        return out
 
     def result_type(self, xs: Sequence[Any]) -> Any:
         return np.result_type(*xs)
 
     def scalar(self, value: complex, like: Any) -> Any:
         return np.asarray(value)  # numpy.einsum's rule: int64 / float64 / complex128 / bool
+
+    def sizes(self, x: Any) -> tuple[Any, ...]:
+        return tuple(x.shape)
+
+    def traced(self, shapes: Any) -> bool:
+        return False
 
     def to_numpy(self, x: Any) -> Any:
         return np.asarray(x)

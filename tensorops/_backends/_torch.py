@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from tensorops._errors import FRAMEWORK_ERRORS, BackendError
+from tensorops._errors import FRAMEWORK_ERRORS, BackendError, ShapeError
 from tensorops._types import Executor
 
 __all__ = ["TorchBackend", "stand_in", "tensor_to_numpy"]
@@ -131,8 +131,25 @@ class TorchBackend:
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         return torch.diagonal(x, dim1=axis1, dim2=axis2)
 
-    def astype(self, x: Any, dtype: Any) -> Any:
-        return x.to(dtype)
+    def astype(self, x: Any, dtype: Any, casting: str = "unsafe") -> Any:
+        return x.to(dtype)  # torch has no casting rule: it converts
+
+    def ordered(self, x: Any, order: str) -> Any:
+        if order == "C":
+            return x.contiguous()
+        raise BackendError(
+            f"order={order!r}: torch tensors are laid out in C order (strides aside)",
+            hint="leave order out, or call .contiguous() on the result",
+        )
+
+    def write(self, out: Any, x: Any, casting: str) -> Any:
+        if not isinstance(out, torch.Tensor):
+            raise BackendError(f"out must be a torch tensor here, got {type(out).__name__}")
+        if tuple(out.shape) != tuple(x.shape):
+            raise ShapeError(
+                f"out has shape {tuple(out.shape)} but the result has shape {tuple(x.shape)}"
+            )
+        return out.copy_(x)
 
     def result_type(self, xs: Sequence[Any]) -> Any:
         # torch.result_type takes two operands; promote_types folds the dtypes pairwise.
@@ -147,6 +164,24 @@ class TorchBackend:
 
     def to_numpy(self, x: Any) -> Any:
         return tensor_to_numpy(x)
+
+    def sizes(self, x: Any) -> tuple[Any, ...]:
+        shape = tuple(x.shape)
+        if any(isinstance(n, torch.Tensor) for n in shape):
+            # torch.jit.trace records sizes as tensors; the plan reads them as they are now
+            state = torch._C._get_tracing_state()
+            torch._C._set_tracing_state(None)  # type: ignore[attr-defined]
+            try:
+                shape = tuple(x.shape)
+            finally:
+                torch._C._set_tracing_state(state)  # type: ignore[attr-defined]
+        return shape
+
+    def traced(self, shapes: Any) -> bool:
+        for n in shapes:
+            if (isinstance(n, tuple) and self.traced(n)) or isinstance(n, torch.Tensor):
+                return True
+        return False
 
     def __repr__(self) -> str:
         return "TorchBackend()"

@@ -2,9 +2,10 @@
 
 ``einsum`` is an op of the dispatch (:mod:`tensorops._dispatch`): a call with a
 cached plan does one ``type(x)`` lookup per operand, one LRU lookup keyed on
-(equation, shapes, lengths, strategy, memory limit, notation), then runs the
-compiled program. ``einsum_path`` plans without running, and never compiles a
-program.
+(equation, shapes, lengths, settings, notation), then runs the compiled program.
+Calls in the other formats its peers take (sublists, a list of operands, numpy's
+and opt_einsum's keywords) are read by :mod:`tensorops._einsum._arguments` first.
+``einsum_path`` plans without running, and never compiles a program.
 """
 
 from __future__ import annotations
@@ -14,12 +15,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from tensorops._backends import NUMPY_BACKEND, get_backend
-from tensorops._config import config
+from tensorops._config import Settings, config
+from tensorops._convert import convert
 from tensorops._dispatch import Op, call_many
+from tensorops._einsum._arguments import (
+    OPTIONS,
+    array_like,
+    operand_list,
+    read_keywords,
+    read_options,
+    split_operands,
+)
+from tensorops._einsum._bind import bind_equation
 from tensorops._einsum._compile import (
     ContractionPlan,
     compile_einsum,
-    normalize_path,
     plan_einsum,
     plan_einsum_cached,
 )
@@ -27,14 +37,19 @@ from tensorops._errors import ArgumentError, TensorOpsError, describe_inputs
 from tensorops._tracing import raise_error
 from tensorops._types import Backend, Executor
 
-__all__ = ["EINSUM", "ContractionPlan", "einsum", "einsum_path", "einsum_settings"]
+__all__ = ["EINSUM", "ContractionPlan", "einsum", "einsum_path"]
 
 # Python numbers numpy.einsum takes as 0-d operands.
 _NUMBERS = (int, float, complex)
 
 
-def _lift_numbers(op: Op, operands: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Python numbers as 0-d arrays of the other operands' family (NumPy if there are none)."""
+def _prepare(op: Op, operands: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The operands as arrays, Python numbers as 0-d arrays of the others' family.
+
+    Lists are read by `operand_list`; numbers become NumPy arrays when no operand
+    is an array.
+    """
+    operands = operand_list(operands)
     if not any(isinstance(x, _NUMBERS) for x in operands):
         return operands
     like = next((x for x in operands if not isinstance(x, _NUMBERS)), None)
@@ -43,52 +58,18 @@ def _lift_numbers(op: Op, operands: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _plan(equation: str, shapes: Any, lengths: Any, variant: Any, backend: Backend) -> Executor:
-    strategy, memory_limit, spaced = variant
+    settings, spaced = variant
     try:
-        plan = plan_einsum_cached(equation, shapes, lengths, spaced, strategy, memory_limit)
+        plan = plan_einsum_cached(equation, shapes, lengths, spaced, settings)
     except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
-        plan = plan_einsum(equation, shapes, lengths, spaced, strategy, memory_limit)
+        plan = plan_einsum(equation, shapes, lengths, spaced, settings)
     return functools.partial(compile_einsum(plan).run, backend)
 
 
-EINSUM = Op("einsum", _plan, "einsum('ij,jk->ik', a, b)", prepare=_lift_numbers)
+EINSUM = Op("einsum", _plan, "einsum('ij,jk->ik', a, b)", prepare=_prepare)
 
 
-def _split_args(op: str, args: tuple[Any, ...]) -> tuple[str, tuple[Any, ...], bool | None]:
-    """(equation, operands, spaced) from either argument order."""
-    if args and isinstance(args[0], str):
-        return args[0], args[1:], None
-    if args and isinstance(args[-1], str):
-        return args[-1], args[:-1], True
-    given = ", ".join(type(arg).__name__ for arg in args[:4]) or "nothing"
-    raise ArgumentError(
-        f"the equation must be a str, given first or last; got {given}",
-        hint=f"{op}('ij,jk->ik', a, b) (numpy order) or {op}(a, b, 'i j, j k -> i k') "
-        "(einops order)",
-    )
-
-
-def einsum_settings(strategy: Any, memory_limit: Any) -> tuple[Any, Any]:
-    """The strategy and memory limit in effect: the call's, else ``tops.config``'s."""
-    if strategy is None or memory_limit is None:
-        settings = config.current()
-        if strategy is None:
-            strategy = settings.strategy
-        if memory_limit is None:
-            memory_limit = settings.memory_limit
-    if not isinstance(strategy, str):
-        if not isinstance(strategy, Sequence):
-            raise ArgumentError(
-                f"strategy must be a str or an explicit path, got {type(strategy).__name__}",
-                hint="e.g. strategy='optimal' or strategy=[(0, 1), (0, 1)]",
-            )
-        strategy = normalize_path(strategy)
-    return strategy, memory_limit
-
-
-def einsum(
-    *args: Any, strategy: Any = None, memory_limit: int | None = None, **lengths: int
-) -> Any:
+def einsum(*args: Any, **keywords: Any) -> Any:
     """Evaluate an Einstein summation, planned and run as matrix products.
 
     Both spellings work, in both argument orders: compact (``"ij,jk->ik"``, every
@@ -99,20 +80,35 @@ def einsum(
     ``...`` and size-1 axes broadcast. Mixed dtypes are promoted by the framework's
     rules.
 
+    Every calling convention of the peers works: the arrays one by one or as one
+    list (``torch.einsum(eq, [a, b])``), nested lists of numbers (NumPy arrays), and
+    the sublist format ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` with any hashable
+    subscripts (opt_einsum's).
+
     Args:
         *args: The equation and the arrays, as ``(equation, *arrays)`` (NumPy order)
             or ``(*arrays, equation)`` (einops order, always spaced names). The arrays
             are of one family; a Python number is a 0-d operand of that family
             (``",i"`` scales).
-        strategy: ``"auto"``, ``"optimal"``, ``"dp"``, ``"greedy"``, or an explicit
-            path (``[(0, 1), (0, 1)]`` or NumPy's ``["einsum_path", ...]``); None
-            uses ``tops.config.strategy``.
-        memory_limit: The most elements an intermediate may have; None uses
-            ``tops.config.memory_limit`` (no limit by default).
-        **lengths: Lengths of composed axes, e.g. ``h=8`` for ``"b (h d)"``.
+        **keywords: A keyword naming an input axis of the equation is that axis's
+            length (``h=8`` for ``"b (h d)"``), whatever its name. Otherwise:
+
+            * ``strategy``: ``"auto"``, ``"optimal"``, ``"dp"``, ``"greedy"``,
+              ``"hyper"``, or an explicit path (``[(0, 1), (0, 1)]`` or NumPy's
+              ``["einsum_path", ...]``); default ``tops.config.strategy``.
+            * ``memory_limit``: the most elements an intermediate may have; a size
+              in bytes (``"2GB"``, ``"512MiB"``); ``"max_input"``; ``-1`` or None
+              for no limit. A contraction that cannot fit otherwise is sliced.
+            * ``max_time``: seconds ``"hyper"`` may search; ``minimize``:
+              ``"flops"`` or ``"combo"`` (FLOPs plus memory writes).
+            * NumPy's and opt_einsum's ``optimize`` (False, True, a strategy name,
+              a path, ``(strategy, memory_limit)``, a path optimizer object),
+              ``out``, ``dtype``, ``casting``, ``order`` (NumPy arrays),
+              ``use_blas`` (accepted; tensorops decides per step) and ``backend``
+              (the family to compute in; the result comes back in the input's).
 
     Returns:
-        An array of the operands' family.
+        An array of the operands' family (``out`` when given).
 
     Raises:
         TensorOpsError: The equation is malformed or does not fit the arrays.
@@ -131,10 +127,11 @@ def einsum(
         np.float64(3.0)
         >>> tops.einsum(",i->i", 2.0, np.arange(3.0))
         array([0., 2., 4.])
+        >>> tops.einsum(a, [0, 1], b, [1, 2], [0, 2]).shape
+        (2, 4)
     """
     try:
-        # the common calls, without a function call: equation first or last, settings
-        # from tops.config; anything else is sorted out by _split_args / einsum_settings
+        # the common calls, without a function call: equation first or last, no option
         equation = args[0]
         if type(equation) is str:
             operands, spaced = args[1:], None
@@ -142,48 +139,106 @@ def einsum(
             equation, operands, spaced = args[-1], args[:-1], True
             if type(equation) is not str:
                 raise TypeError
-        if strategy is None and memory_limit is None:
-            settings = config.current()
-            variant = (settings.strategy, settings.memory_limit, spaced)
+        if keywords:
+            lengths, options = read_keywords("einsum", equation, spaced, keywords)
+            if options:
+                raise TypeError
         else:
-            variant = (*einsum_settings(strategy, memory_limit), spaced)
+            lengths = keywords
+        variant = (config.current(), spaced)
     except (IndexError, TypeError, TensorOpsError):
-        equation, operands, variant = _arguments(args, strategy, memory_limit, lengths)
+        return _einsum_with_options(args, keywords)
     return call_many(EINSUM, operands, equation, lengths, variant, None)
 
 
-def _arguments(
-    args: tuple[Any, ...], strategy: Any, memory_limit: Any, lengths: dict[str, Any]
-) -> tuple[str, tuple[Any, ...], tuple[Any, ...]]:
-    """(equation, operands, plan variant) of any einsum call, or its error with context."""
+def _itemsize(operands: Sequence[Any]) -> int:
+    """The largest element size of the operands' dtypes, in bytes (8 if none is known)."""
+    sizes = [getattr(getattr(x, "dtype", None), "itemsize", None) for x in operands]
+    known = [size for size in sizes if isinstance(size, int)]
+    return max(known, default=8)
+
+
+def _shape(operand: Any) -> tuple[int, ...]:
+    return tuple(getattr(operand, "shape", ()))
+
+
+def _einsum_with_options(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
+    """Einsum in any calling convention, with any option (see :mod:`._arguments`)."""
+    equation: Any = None
+    operands: tuple[Any, ...] = ()
+    lengths = {name: value for name, value in keywords.items() if name not in OPTIONS}
     try:
-        equation, operands, spaced = _split_args("einsum", args)
-        return equation, operands, (*einsum_settings(strategy, memory_limit), spaced)
+        equation, operands, spaced = split_operands("einsum", args)
+        lengths, options = read_keywords("einsum", equation, spaced, keywords)
+        shapes = [_shape(x) for x in operands]
+        settings, extras, family = read_options(
+            options, config.current, len(operands), shapes, _itemsize(operands)
+        )
+        settings = _optimizer_path(settings, equation, shapes, lengths, spaced)
+        source = _family(operands)
+        if family not in ("auto", source):
+            operands = tuple(convert(x, family) for x in operands)
     except TensorOpsError as error:
-        raise_error(error.with_context(op="einsum", lengths=lengths))
+        pattern = equation if type(equation) is str else None
+        inputs = describe_inputs(operands) if pattern else ()
+        raise_error(
+            error.with_context(op="einsum", pattern=pattern, inputs=inputs, lengths=lengths)
+        )
+    result = call_many(EINSUM, operands, equation, lengths, (settings, spaced), extras)
+    return result if family in ("auto", source) else convert(result, source)
 
 
-def _as_shape(operand: Any) -> tuple[int, ...] | None:
+def _family(operands: Sequence[Any]) -> str:
+    """The name opt_einsum's ``backend=`` gives the operands' family ("numpy", "torch")."""
+    for x in operands:
+        if hasattr(x, "shape"):
+            name = get_backend(x).name
+            return type(x).__module__.split(".")[0] if name == "array_api" else name
+    return "numpy"
+
+
+def _optimizer_path(
+    settings: Settings, equation: str, shapes: list[tuple[int, ...]], lengths: Any, spaced: Any
+) -> Settings:
+    """Settings whose strategy is the path an opt_einsum ``PathOptimizer`` object chose."""
+    optimizer = settings.strategy
+    if isinstance(optimizer, (str, tuple)) or not callable(optimizer):
+        return settings
+    bound = bind_equation(equation, tuple(shapes), tuple(lengths.items()), spaced)
+    inputs = [frozenset(axes) for axes in bound.axes]
+    output = frozenset(bound.notation.output_axes)
+    try:
+        path = optimizer(inputs, output, dict(bound.sizes), settings.memory_limit)
+    except Exception as error:  # a foreign object: report, don't leak
+        raise ArgumentError(f"the path optimizer failed: {type(error).__name__}: {error}") from None
+    return settings._replace(strategy=tuple(tuple(step) for step in path))
+
+
+def _path_shape(operand: Any, shapes: Any) -> tuple[int, ...]:
+    """The shape an operand of ``einsum_path`` stands for: a shape tuple, or an array's."""
+    if shapes or type(operand) is tuple:
+        items = tuple(operand) if isinstance(operand, (tuple, list)) else None
+        if items is not None and all(type(n) is int and n >= 0 for n in items):
+            return items
+        raise ArgumentError(f"{operand!r} is not a shape (a tuple of lengths >= 0)")
     if isinstance(operand, _NUMBERS):
         return ()
-    if isinstance(operand, (tuple, list)) and all(
-        isinstance(n, int) and not isinstance(n, bool) for n in operand
-    ):
-        return tuple(operand)
-    return None
+    operand = array_like(operand)
+    get_backend(operand)  # not an array: a BackendError naming its type
+    return tuple(operand.shape)
 
 
-def einsum_path(
-    *args: Any, strategy: Any = None, memory_limit: int | None = None, **lengths: int
-) -> ContractionPlan:
+def einsum_path(*args: Any, **keywords: Any) -> ContractionPlan:
     """Plan an einsum without running it: the path, its FLOPs and a readable table.
 
     Args:
-        *args: The equation and, per operand, an array or a shape tuple, in either
-            argument order (see :func:`einsum`).
-        strategy: As for :func:`einsum`.
-        memory_limit: As for :func:`einsum`.
-        **lengths: Lengths of composed axes.
+        *args: The equation and, per operand, an array or a shape tuple, in any of
+            the calling conventions of :func:`einsum` (a list is an array, as in
+            NumPy).
+        **keywords: Axis lengths and the planning options of :func:`einsum`
+            (``strategy``, ``optimize``, ``memory_limit``, ``max_time``,
+            ``minimize``); ``shapes=True`` reads every operand as a shape
+            (opt_einsum's ``contract_path``).
 
     Returns:
         A :class:`ContractionPlan`; ``str(plan)`` is a table of the steps.
@@ -210,23 +265,24 @@ def einsum_path(
     """
     equation: str | None = None
     operands: tuple[Any, ...] = ()
+    shown: dict[str, Any] = {}
     try:
-        equation, operands, spaced = _split_args("einsum_path", args)
+        equation, operands, spaced = split_operands("einsum_path", args, arrays=False)
         if not operands:
             raise ArgumentError("einsum_path needs at least one array or shape")
-        shapes = []
-        for operand in operands:
-            shape = _as_shape(operand)
-            if shape is None:
-                get_backend(operand)  # not an array: a BackendError naming its type
-                shape = tuple(operand.shape)
-            shapes.append(shape)
-        settings = einsum_settings(strategy, memory_limit)
+        lengths, options = read_keywords("einsum_path", equation, spaced, keywords)
+        shown = lengths
+        as_shapes = options.pop("shapes", False)
+        shapes = [_path_shape(x, as_shapes) for x in operands]
+        settings, _, _ = read_options(
+            options, config.current, len(shapes), shapes, _itemsize(operands)
+        )
+        settings = _optimizer_path(settings, equation, shapes, lengths, spaced)
         items = tuple(lengths.items())
-        plan = plan_einsum_cached(equation, tuple(shapes), items, spaced, *settings)
+        plan = plan_einsum_cached(equation, tuple(shapes), items, spaced, settings)
         return ContractionPlan(plan, tuple(shapes))
     except TensorOpsError as error:
         error.with_context(
-            op="einsum_path", pattern=equation, inputs=describe_inputs(operands), lengths=lengths
+            op="einsum_path", pattern=equation, inputs=describe_inputs(operands), lengths=shown
         )
         raise_error(error)

@@ -16,19 +16,22 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from tensorops._axes import product
-from tensorops._config import check_memory_limit
+from tensorops._config import Settings
+from tensorops._einsum._arguments import Extras
 from tensorops._einsum._bind import Bound, bind_equation
 from tensorops._einsum._cost import (
+    SlicedSteps,
     Step,
     contraction_steps,
     largest_intermediate,
     naive_flops,
-    total_flops,
+    sliced_contraction_steps,
 )
 from tensorops._einsum._execute import Program, build_program, promote, run_program
 from tensorops._einsum._notation import render_axes
-from tensorops._einsum._paths import STRATEGIES, find_path
-from tensorops._errors import ArgumentError, ShapeError, unknown_option
+from tensorops._einsum._paths import PLANNERS, plan_contraction, slice_path
+from tensorops._einsum._sliced import Slicing, plan_slicing, run_sliced
+from tensorops._errors import ArgumentError, unknown_option
 from tensorops._types import Backend
 
 __all__ = [
@@ -36,7 +39,6 @@ __all__ = [
     "ContractionPlan",
     "EinsumPlan",
     "compile_einsum",
-    "normalize_path",
     "plan_einsum",
     "plan_einsum_cached",
 ]
@@ -47,73 +49,65 @@ Lengths = tuple[tuple[str, Any], ...]
 
 
 class EinsumPlan(NamedTuple):
-    """An equation bound to shapes, with its contraction path.
+    """An equation bound to shapes, with its contraction path and the axes it slices.
 
     Attributes:
         bound: The equation bound to the shapes.
         inputs: Per operand its distinct elementary axes (what the path contracts).
-        path: The path, in the NumPy / opt_einsum convention.
+        path: The path, in the NumPy / opt_einsum convention (of one slice if sliced).
         strategy: The strategy that made it (``"explicit"`` for a given path).
+        sliced_axes: The axes contracted slice by slice to keep within the memory
+            limit; empty when the contraction runs in one piece.
     """
 
     bound: Bound
     inputs: tuple[tuple[str, ...], ...]
     path: tuple[tuple[int, ...], ...]
     strategy: str
-
-
-def normalize_path(path: Any) -> tuple[tuple[int, ...], ...]:
-    """An explicit path (list of tuples, or NumPy's ``["einsum_path", ...]``) as a tuple."""
-    entries = list(path)
-    if entries and entries[0] == "einsum_path":
-        entries = entries[1:]
-    result: list[tuple[int, ...]] = []
-    for number, entry in enumerate(entries):
-        if isinstance(entry, (str, bytes)) or not isinstance(entry, Sequence):
-            raise ArgumentError(
-                f"invalid contraction path: step {number} is {entry!r}, not a tuple of "
-                "operand positions",
-                hint="a path looks like [(0, 1), (0, 1)], as numpy.einsum_path returns",
-            )
-        result.append(tuple(entry))
-    return tuple(result)
+    sliced_axes: tuple[str, ...]
 
 
 def _find(
     inputs: tuple[tuple[str, ...], ...],
     output: tuple[str, ...],
     sizes: dict[str, int],
-    strategy: Strategy,
-    memory_limit: int | None,
-) -> tuple[tuple[tuple[int, ...], ...], str]:
-    """The path and the name of what made it."""
+    settings: Settings,
+) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...], str]:
+    """The path, the sliced axes and the name of what made the path."""
+    strategy, memory_limit, max_time, minimize = settings
     if isinstance(strategy, str):
-        if strategy not in STRATEGIES:
+        if strategy not in PLANNERS:
             raise unknown_option(
                 "einsum strategy",
                 strategy,
-                STRATEGIES,
+                PLANNERS,
                 "or an explicit path",
                 hint="an explicit path looks like strategy=[(0, 1), (0, 1)]",
             )
         try:
-            path = find_path(inputs, output, sizes, strategy, memory_limit)
+            planned = plan_contraction(
+                inputs,
+                output,
+                sizes,
+                strategy,
+                memory_limit,
+                max_time=max_time if strategy == "hyper" else None,
+                minimize=minimize,
+            )
         except ValueError as error:
             raise ArgumentError(f"cannot plan the contraction: {error}") from None
-        return tuple(tuple(entry) for entry in path), strategy
+        return planned.path, planned.sliced_axes, strategy
     try:
-        steps = contraction_steps(inputs, output, sizes, strategy)
+        contraction_steps(inputs, output, sizes, strategy)
     except (ValueError, TypeError) as error:
         raise ArgumentError(
             f"invalid contraction path {list(strategy)}: {error}",
             hint="a path lists operand positions per step; each step's result is appended",
         ) from None
-    if memory_limit is not None and largest_intermediate(steps) > memory_limit:
-        raise ShapeError(
-            f"the explicit path needs an intermediate of {largest_intermediate(steps)} "
-            f"elements, more than memory_limit={memory_limit}"
-        )
-    return strategy, "explicit"
+    if memory_limit is None or any(len(entry) > 2 for entry in strategy):
+        return strategy, (), "explicit"
+    planned = slice_path(inputs, output, sizes, strategy, memory_limit, minimize=minimize)
+    return planned.path, planned.sliced_axes, "explicit"
 
 
 def plan_einsum(
@@ -121,44 +115,70 @@ def plan_einsum(
     shapes: tuple[tuple[int, ...], ...],
     lengths: Lengths,
     spaced: bool | None,
-    strategy: Strategy,
-    memory_limit: int | None,
+    settings: Settings,
 ) -> EinsumPlan:
     """Bind and plan an einsum (uncached; see :data:`plan_einsum_cached`).
 
     Raises:
         TensorOpsError: Anything wrong with the equation, shapes, lengths or strategy.
     """
-    check_memory_limit(memory_limit, op=None)
     try:
         bound = bind_equation(equation, shapes, lengths, spaced)
     except TypeError:  # unhashable shapes (torch SymInt under torch.compile): no cache
         bound = bind_equation.__wrapped__(equation, shapes, lengths, spaced)
     inputs = tuple(tuple(dict.fromkeys(axes)) for axes in bound.axes)
     output = bound.notation.output_axes
-    path, name = _find(inputs, output, dict(bound.sizes), strategy, memory_limit)
-    return EinsumPlan(bound, inputs, path, name)
+    path, sliced, name = _find(inputs, output, dict(bound.sizes), settings)
+    return EinsumPlan(bound, inputs, path, name, sliced)
 
 
 plan_einsum_cached = functools.lru_cache(maxsize=1024)(plan_einsum)
 
 
 class Compiled(NamedTuple):
-    """An einsum's program of primitive calls; :meth:`run` is its executor."""
+    """An einsum's program of primitive calls (or its slicing); :meth:`run` is its executor."""
 
-    program: Program
+    program: Program | None
+    slicing: Slicing | None
 
-    def run(self, backend: Backend, operands: Sequence[Any], options: Any) -> Any:
-        """Run the program on `operands`, promoted to one dtype where the family needs it."""
-        if backend.name != "numpy" and len(operands) > 1:
+    def run(self, backend: Backend, operands: Sequence[Any], extras: Extras | None) -> Any:
+        """Run on `operands`, promoted to one dtype where the family needs it.
+
+        `extras` are NumPy's ``dtype=``, ``casting=``, ``out=`` and ``order=``.
+        """
+        if extras is not None and extras.dtype is not None:
+            casting = extras.casting or "safe"
+            operands = [backend.astype(x, extras.dtype, casting) for x in operands]
+        elif backend.name != "numpy" and len(operands) > 1:
             dtype = operands[0].dtype
             if any(x.dtype != dtype for x in operands):
                 operands = promote(backend, operands)
-        return run_program(backend, operands, self.program)
+        if self.slicing is not None:
+            result = run_sliced(backend, operands, self.slicing)
+        else:
+            assert self.program is not None
+            result = run_program(backend, operands, self.program)
+        if extras is None:
+            return result
+        order = extras.order
+        if order == "A":  # NumPy's rule: F if every operand is F-ordered, else C
+            fortran = all(_fortran(x) for x in operands)
+            order = "F" if fortran else "C" if hasattr(operands[0], "flags") else "K"
+        if order != "K":
+            result = backend.ordered(result, order)
+        if extras.out is not None:  # written as `out[...] = result` is, unless casting= says
+            return backend.write(extras.out, result, extras.casting or "unsafe")
+        return result
+
+
+def _fortran(x: Any) -> bool:
+    """Whether `x` is a Fortran-ordered array (NumPy's flags; False where there are none)."""
+    flags = getattr(x, "flags", None)
+    return flags is not None and bool(flags.f_contiguous) and not flags.c_contiguous
 
 
 def compile_einsum(plan: EinsumPlan) -> Compiled:
-    """The program of primitive calls that runs `plan`."""
+    """The program of primitive calls that runs `plan` (slice by slice if it slices)."""
     bound = plan.bound
     notation = bound.notation
     sizes = dict(bound.sizes)
@@ -167,10 +187,14 @@ def compile_einsum(plan: EinsumPlan) -> Compiled:
         output_shape = tuple(
             product(sizes[slot.name or ""] for slot in dim.slots) for dim in notation.output
         )
-    program = build_program(
-        bound.axes, bound.shapes, notation.output_axes, output_shape, sizes, plan.path
-    )
-    return Compiled(program)
+    output = notation.output_axes
+    if plan.sliced_axes:
+        slicing = plan_slicing(
+            bound.axes, bound.shapes, output, output_shape, sizes, plan.path, plan.sliced_axes
+        )
+        return Compiled(None, slicing)
+    program = build_program(bound.axes, bound.shapes, output, output_shape, sizes, plan.path)
+    return Compiled(program, None)
 
 
 class ContractionPlan:
@@ -193,24 +217,39 @@ class ContractionPlan:
         True
     """
 
-    __slots__ = ("_plan", "_steps", "equation", "shapes", "strategy")
+    __slots__ = ("_plan", "_sliced", "equation", "shapes", "strategy")
 
     def __init__(self, plan: EinsumPlan, shapes: tuple[tuple[int, ...], ...]) -> None:
         self._plan = plan
-        self._steps: tuple[Step, ...] | None = None
+        self._sliced: SlicedSteps | None = None
         self.equation = plan.bound.notation.normalized
         self.strategy = plan.strategy
         self.shapes = shapes
 
-    @property
-    def steps(self) -> tuple[Step, ...]:
-        """One :class:`~tensorops._einsum._cost.Step` per path entry."""
-        if self._steps is None:
+    def _cost(self) -> SlicedSteps:
+        if self._sliced is None:
             plan = self._plan
             output = plan.bound.notation.output_axes
             sizes = dict(plan.bound.sizes)
-            self._steps = contraction_steps(plan.inputs, output, sizes, plan.path)
-        return self._steps
+            self._sliced = sliced_contraction_steps(
+                plan.inputs, output, sizes, plan.path, plan.sliced_axes
+            )
+        return self._sliced
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """One :class:`~tensorops._einsum._cost.Step` per path entry (of one slice)."""
+        return self._cost().steps
+
+    @property
+    def sliced_axes(self) -> tuple[str, ...]:
+        """The axes contracted slice by slice to keep within the memory limit (none: ``()``)."""
+        return self._plan.sliced_axes
+
+    @property
+    def slices(self) -> int:
+        """How many slices run: the product of the sliced axes' sizes (1 when unsliced)."""
+        return self._cost().slices
 
     @property
     def path(self) -> list[tuple[int, ...]]:
@@ -219,8 +258,8 @@ class ContractionPlan:
 
     @property
     def flops(self) -> int:
-        """The cost of the path."""
-        return total_flops(self.steps)
+        """The cost of the path, every slice counted."""
+        return self._cost().flops
 
     @property
     def naive_flops(self) -> int:
@@ -235,11 +274,31 @@ class ContractionPlan:
 
     @property
     def largest_intermediate(self) -> int:
-        """The number of elements of the largest step result."""
+        """The number of elements of the largest step result.
+
+        When the plan slices, the largest intermediate of one slice, the final result
+        of a slice excepted: what the memory limit caps.
+        """
+        if self._plan.sliced_axes:
+            return self._cost().largest_intermediate
         return largest_intermediate(self.steps)
 
+    def _slicing_lines(self) -> list[str]:
+        if not self._plan.sliced_axes:
+            return []
+        axes = ", ".join(self._plan.sliced_axes)
+        return [f"          Sliced axes:  {axes} ({self.slices:,} slices; steps are per slice)"]
+
     def _key(self) -> tuple[Any, ...]:
-        return (self.equation, self._plan.path, self.strategy, self.shapes, self._plan.bound.sizes)
+        plan = self._plan
+        return (
+            self.equation,
+            plan.path,
+            plan.sliced_axes,
+            self.strategy,
+            self.shapes,
+            plan.bound.sizes,
+        )
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not ContractionPlan:
@@ -271,6 +330,7 @@ class ContractionPlan:
             f"   Theoretical speedup:  {self.speedup:.3g}",
             f"  Largest intermediate:  {self.largest_intermediate:,} elements",
             f"              Strategy:  {self.strategy}",
+            *self._slicing_lines(),
             "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)),
             "  ".join("-" * w for w in widths),
         ]

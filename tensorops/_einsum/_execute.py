@@ -248,6 +248,8 @@ def _run_prepare(backend: Backend, x: Any, step: Prepare) -> Any:
 def _sum(backend: Backend, x: Any, axes: tuple[int, ...]) -> Any:
     dtype = x.dtype
     result = backend.reduce(x, "sum", axes)
+    if not hasattr(result, "dtype"):  # NumPy sums object arrays to a Python object
+        result = backend.scalar(result, x)
     if result.dtype != dtype:
         # numpy.einsum keeps the operand dtype (int8 stays int8, bool stays bool), while
         # sum() promotes small integers and booleans.

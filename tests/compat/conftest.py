@@ -28,7 +28,7 @@ from tests.compat.deselected import DESELECTED
 
 # The one-line switch: True runs the suites in every `python -m pytest`. Until then they run
 # with TENSOROPS_COMPAT=1, or when tests/compat (or a file in it) is named on the command line.
-RUN_IN_DEFAULT_SUITE = False
+RUN_IN_DEFAULT_SUITE = True
 
 HERE = Path(__file__).parent
 _OUTCOMES = ("passed", "failed", "error", "skipped", "deselected")

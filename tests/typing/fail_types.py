@@ -10,4 +10,4 @@ import tensorops as tops
 a = np.zeros((2, 3))
 t: torch.Tensor = tops.rearrange(a, "a b -> b a")  # E: numpy in, numpy out
 tops.rearrange(a, "a b -> b a", h="4")  # E: lengths are ints
-tops.reduce(a, "a b -> a")  # E: the reduction is required
+tops.reduce(a, "a b -> a", 3)  # E: a reduction is a name or a callable

@@ -1,0 +1,110 @@
+"""Contraction slice by slice, when no path keeps every intermediate under the memory limit.
+
+The planner names axes to slice (:func:`tensorops._einsum._paths.plan_contraction`).
+For every combination of their values, each operand holding a sliced axis is
+indexed at that value (the axis goes), and the smaller network is contracted by
+the same :class:`~tensorops._einsum._execute.Program`. The results are added up
+over sliced axes that are summed, and stacked along sliced axes of the output,
+then moved to their place. Only one slice's intermediates live at a time; on Dask
+each slice is a separate branch of the task graph, so the slices run as
+independent tasks, on a cluster too.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from tensorops._einsum._execute import Program, build_program, run_program
+from tensorops._types import Backend
+
+__all__ = ["Slicing", "plan_slicing", "run_sliced"]
+
+
+class Slicing(NamedTuple):
+    """How to run a program slice by slice.
+
+    Attributes:
+        program: The program of one slice (the network without the sliced axes).
+        shapes: Per operand, the reshape to its elementary axes first (None: none).
+        positions: Per operand, per sliced axis, its positions in the operand (an
+            axis repeated in an operand is a diagonal: every position is indexed).
+        sizes: The size of each sliced axis.
+        placed: The sliced axes that are output axes (indices into ``sizes``).
+        perm: The permutation from (placed axes, the slice's output) to the output.
+        shape: The reshape of output compositions (None: none).
+    """
+
+    program: Program
+    shapes: tuple[tuple[int, ...] | None, ...]
+    positions: tuple[tuple[tuple[int, ...], ...], ...]
+    sizes: tuple[int, ...]
+    placed: tuple[int, ...]
+    perm: tuple[int, ...] | None
+    shape: tuple[int, ...] | None
+
+
+def plan_slicing(
+    axes: tuple[tuple[str, ...], ...],
+    shapes: tuple[tuple[int, ...] | None, ...],
+    output: tuple[str, ...],
+    output_shape: tuple[int, ...] | None,
+    sizes: dict[str, int],
+    path: Sequence[tuple[int, ...]],
+    sliced: tuple[str, ...],
+) -> Slicing:
+    """The :class:`Slicing` of a contraction (arguments as for ``build_program``)."""
+    kept = [tuple(a for a in term if a not in sliced) for term in axes]
+    rest = tuple(a for a in output if a not in sliced)
+    program = build_program(tuple(kept), (None,) * len(axes), rest, None, sizes, path)
+    positions = tuple(
+        tuple(tuple(i for i, a in enumerate(term) if a == axis) for axis in sliced) for term in axes
+    )
+    placed = tuple(k for k, axis in enumerate(sliced) if axis in output)
+    current = [sliced[k] for k in placed] + list(rest)
+    perm = tuple(current.index(a) for a in output)
+    return Slicing(
+        program,
+        shapes,
+        positions,
+        tuple(sizes[a] for a in sliced),
+        placed,
+        None if perm == tuple(range(len(perm))) else perm,
+        output_shape,
+    )
+
+
+def _index(x: Any, positions: tuple[tuple[int, ...], ...], values: tuple[int, ...]) -> Any:
+    """`x` at `values` of the sliced axes it holds (basic indexing: a view)."""
+    at = {i: value for axis, value in zip(positions, values, strict=True) for i in axis}
+    if not at:
+        return x
+    key = tuple(at.get(i, slice(None)) for i in range(max(at) + 1))
+    index = (*key, Ellipsis)
+    return x[index]
+
+
+def run_sliced(backend: Backend, operands: Sequence[Any], slicing: Slicing) -> Any:
+    """Contract `operands` slice by slice (see the module docstring)."""
+    whole = [
+        x if shape is None else backend.reshape(x, shape)
+        for x, shape in zip(operands, slicing.shapes, strict=True)
+    ]
+    parts: dict[tuple[int, ...], Any] = {}
+    for values in itertools.product(*(range(n) for n in slicing.sizes)):
+        pieces = [_index(x, p, values) for x, p in zip(whole, slicing.positions, strict=True)]
+        part = run_program(backend, pieces, slicing.program)
+        key = tuple(values[k] for k in slicing.placed)
+        parts[key] = part + parts[key] if key in parts else part
+    results = [parts[key] for key in sorted(parts)]
+    x = results[0]
+    if slicing.placed:
+        stacked = backend.stack(results)
+        lead = tuple(slicing.sizes[k] for k in slicing.placed)
+        x = backend.reshape(stacked, (*lead, *tuple(stacked.shape)[1:]))
+    if slicing.perm is not None:
+        x = backend.permute(x, slicing.perm)
+    if slicing.shape is not None:
+        x = backend.reshape(x, slicing.shape)
+    return x
