@@ -1,4 +1,5 @@
-"""PyTorch layers: :class:`Rearrange`, :class:`Reduce`, :class:`Repeat` and :class:`EinMix`.
+"""PyTorch layers: :class:`Rearrange`, :class:`Reduce`, :class:`Repeat`, :class:`EinMix`,
+:class:`Softmax` and :class:`LogSoftmax`.
 
 Each layer checks its pattern when it is built, so a bad pattern fails when the
 model is constructed, with a :class:`tensorops.TensorOpsError`; ``forward`` only
@@ -37,7 +38,7 @@ from ._torch_common import (
     reduction_repr,
 )
 
-__all__ = ["EinMix", "Rearrange", "Reduce", "Repeat"]
+__all__ = ["EinMix", "LogSoftmax", "Rearrange", "Reduce", "Repeat", "Softmax"]
 
 # EinMix is defined in a module of its own; pickles and reprs name it by its public home.
 EinMix.__module__ = __name__
@@ -170,3 +171,59 @@ class Repeat(nn.Module):
 
     def __repr__(self) -> str:
         return call_repr(self, [repr(self.pattern)], self.lengths)
+
+
+class Softmax(nn.Module):
+    """:func:`tensorops.softmax` as a layer: normalize along the bracketed axes.
+
+    Args:
+        pattern: the input's axes, those to normalize in brackets, e.g.
+            ``"b h i [j]"`` (attention weights); several are normalized jointly;
+            ``-> ...`` rearranges the result.
+        **lengths: lengths of axes that cannot be inferred from the input shape.
+
+    Raises:
+        TensorOpsError: when built, if the pattern is malformed or marks no axis;
+            when called, if the input does not fit the pattern.
+
+    Examples:
+        >>> import torch
+        >>> from tensorops.layers.torch import Softmax
+        >>> layer = Softmax("b h i [j]")
+        >>> layer
+        Softmax('b h i [j]')
+        >>> layer(torch.zeros(1, 2, 3, 4))[0, 0, 0]
+        tensor([0.2500, 0.2500, 0.2500, 0.2500])
+    """
+
+    def __init__(self, pattern: str, /, **lengths: int) -> None:
+        super().__init__()
+        self.pattern = pattern
+        self.lengths = lengths
+        check_when_built(self, self.forward, pattern)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The softmax of `x` along the layer's bracketed axes."""
+        return tops.softmax(x, self.pattern, **self.lengths)
+
+    def __repr__(self) -> str:
+        return call_repr(self, [repr(self.pattern)], self.lengths)
+
+
+class LogSoftmax(Softmax):
+    """:func:`tensorops.log_softmax` as a layer (e.g. before a negative log-likelihood loss).
+
+    Args:
+        pattern: the input's axes, those to normalize in brackets, e.g. ``"b [c]"``.
+        **lengths: lengths of axes that cannot be inferred from the input shape.
+
+    Examples:
+        >>> import torch
+        >>> from tensorops.layers.torch import LogSoftmax
+        >>> LogSoftmax("b [c]")(torch.zeros(1, 4)).exp()
+        tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The log-softmax of `x` along the layer's bracketed axes."""
+        return tops.log_softmax(x, self.pattern, **self.lengths)
