@@ -61,6 +61,8 @@ def _plan_get(pattern: str, shapes: Any, lengths: Lengths, variant: Any, backend
     layout = plan_index("get_at", pattern, shapes, lengths)
     gather = backend.gatherer(_spec(pattern, layout, variant, backend))
     array, index, output = (_step(r, backend) for r in (layout.array, layout.where, layout.output))
+    if array is None and index is None and output is None:
+        return lambda arrays, arg: gather(*arrays)  # the arrays are laid out as the call needs
 
     def get(arrays: Any, arg: Any) -> Any:
         x, where = arrays

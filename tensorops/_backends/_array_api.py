@@ -116,11 +116,12 @@ class ArrayApiBackend:
             single = getattr(xp, reduction)
 
             def arg(x: Any, axis: tuple[int, ...]) -> Any:
+                if len(axis) == 1:
+                    return single(x, axis=axis[0])
                 perm, start = reduced_last(x.shape, axis)
                 if perm is not None:
                     x = xp.permute_dims(x, perm)
-                if len(axis) > 1:
-                    x = self.reshape(x, (*x.shape[:start], math.prod(x.shape[start:])))
+                x = self.reshape(x, (*x.shape[:start], math.prod(x.shape[start:])))
                 return single(x, axis=-1)
 
             return arg

@@ -23,11 +23,16 @@ _REDUCE: dict[str, Callable[..., Any]] = {
     "prod": np.multiply.reduce,
     "any": np.logical_or.reduce,
     "all": np.logical_and.reduce,
-    "argmax": lambda x, axes: _flat_arg(x, axes, "argmax"),
-    "argmin": lambda x, axes: _flat_arg(x, axes, "argmin"),
+    "argmax": lambda x, axes: _flat_arg(x, axes, np.ndarray.argmax),
+    "argmin": lambda x, axes: _flat_arg(x, axes, np.ndarray.argmin),
     "logsumexp": lambda x, axes: _logsumexp(x, axes),
-    "var": lambda x, axes: x.var(axes),
-    "std": lambda x, axes: x.std(axes),
+    "var": np.ndarray.var,  # population (ddof=0), as NumPy's default
+    "std": np.ndarray.std,
+}
+#: argmax / argmin over one axis: the method itself, called with that axis.
+_ONE_AXIS: dict[str, Callable[..., Any]] = {
+    "argmax": np.ndarray.argmax,
+    "argmin": np.ndarray.argmin,
 }
 
 
@@ -43,21 +48,19 @@ def reduced_last(shape: Sequence[int], axes: tuple[int, ...]) -> tuple[tuple[int
     return (*(i for i in range(ndim) if i not in axes), *axes), start
 
 
-def _flat_arg(x: Any, axes: tuple[int, ...], method: str) -> Any:
+def _flat_arg(x: Any, axes: tuple[int, ...], method: Callable[..., Any]) -> Any:
     """The argmax / argmin over `axes` flattened in their order (as if written ``(h w)``)."""
-    if len(axes) == 1:
-        return getattr(x, method)(axes[0])
     perm, start = reduced_last(x.shape, axes)
     if perm is not None:
         x = x.transpose(perm)
-    return getattr(x.reshape(*x.shape[:start], math.prod(x.shape[start:])), method)(-1)
+    return method(x.reshape(*x.shape[:start], math.prod(x.shape[start:])), -1)
 
 
 def _logsumexp(x: Any, axes: tuple[int, ...]) -> Any:
     """log(sum(exp(x))) over `axes`, shifted by the maximum so that nothing overflows."""
     top = np.maximum.reduce(x, axes, keepdims=True)
     # an infinite maximum (all -inf, or a +inf) would give inf - inf: shift by 0 instead
-    top = np.where(np.isfinite(top), top, 0)
+    top[np.isinf(top)] = 0
     total = np.log(np.add.reduce(np.exp(x - top), axes))
     return total + top.reshape(total.shape)
 
@@ -110,10 +113,13 @@ class NumpyBackend:
 
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
         function = _REDUCE[reduction]
+        where: Any = axes
+        if reduction in _ONE_AXIS and len(axes) == 1:
+            function, where = _ONE_AXIS[reduction], axes[0]
 
         def reduce(x: Any, arg: Any) -> Any:
             try:
-                return function(x, axes)  # positional: parsed faster than axis=
+                return function(x, where)  # positional: parsed faster than axis=
             except FRAMEWORK_ERRORS as error:
                 # e.g. max of an empty axis: "zero-size array to reduction operation ..."
                 raise BackendError(

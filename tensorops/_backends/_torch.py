@@ -99,13 +99,16 @@ class TorchBackend:
 
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
         function = _REDUCERS.get(reduction, _reduce_one_by_one(reduction))
+        where: Any = axes
+        if reduction in _ONE_AXIS and len(axes) == 1:
+            function, where = _ONE_AXIS[reduction], axes[0]
 
         def reduce(x: Any, arg: Any) -> Any:
             if not axes:
                 # torch reads dim=() as "every dim"; the protocol means "no dim".
                 return x
             try:
-                return function(x, axes)  # positional: torch parses it faster than dim=
+                return function(x, where)  # positional: torch parses it faster than dim=
             except FRAMEWORK_ERRORS as error:
                 raise _refused(x, reduction, axes, error) from None
 
@@ -224,8 +227,6 @@ def _flat_arg(function: Any) -> Any:
     """The argmax / argmin over several axes flattened in their order (as if written ``(h w)``)."""
 
     def arg(x: torch.Tensor, axes: tuple[int, ...]) -> Any:
-        if len(axes) == 1:
-            return function(x, axes[0])
         perm, start = reduced_last(x.shape, axes)
         if perm is not None:
             x = x.permute(perm)
@@ -248,6 +249,9 @@ _REDUCERS: dict[str, Any] = {
     "var": lambda x, axes: torch.var(x, axes, correction=0),
     "std": lambda x, axes: torch.std(x, axes, correction=0),
 }
+
+#: argmax / argmin over one axis: the function itself, called with that axis.
+_ONE_AXIS: dict[str, Any] = {"argmax": torch.argmax, "argmin": torch.argmin}
 
 #: Index dtypes torch's indexing kernels take as they are (uint8 would be a mask).
 _INDEX_DTYPES = (torch.int64, torch.int32)
