@@ -1,5 +1,4 @@
-"""PyTorch layers: :class:`Rearrange`, :class:`Reduce`, :class:`Repeat`, :class:`EinMix`,
-:class:`Softmax` and :class:`LogSoftmax`.
+"""PyTorch layers: Rearrange, Reduce, Repeat, EinMix, Softmax and LogSoftmax.
 
 Each layer checks its pattern when it is built, so a bad pattern fails when the
 model is constructed, with a :class:`tensorops.TensorOpsError`; ``forward`` only

@@ -411,7 +411,7 @@ def _check_output(
             where = "indexed: get_at's output has the index's axes in its place"
             hint = f"e.g. {_EXAMPLES[op]}"
         elif slot.name in coordinate:
-            where = "the index's coordinate axis, which has no place in the output"
+            where = "the index's coordinate axis"
             hint = "brackets in the index mark the coordinate axis: positions are unmarked"
         raise PatternError(
             f"axis {_shown(slot)} on the right is {where}", pattern=text, span=slot.span, hint=hint
