@@ -2,7 +2,7 @@
 
 Each op is its :class:`~tensorops._dispatch.Op` and a public function that hands the
 call to :func:`~tensorops._dispatch.call_many`. The plan
-(:func:`tensorops._marked.plan_index`) brings the arrays to the layout of an
+(:func:`tensorops._index_plan.plan_index`) brings the arrays to the layout of an
 :class:`~tensorops._types.IndexSpec`, the adapter's gatherer or scatterer makes the
 framework call (``gather`` / ``scatter_add`` / ``index_put`` on torch,
 ``ravel_multi_index`` + ``take`` / ``add.at`` on NumPy), and a last rearrangement
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from tensorops._backends import get_backend
 from tensorops._dispatch import Lengths, Op, Planner, call_many
 from tensorops._errors import ArgumentError, ShapeError
-from tensorops._marked import IndexPlan, plan_index
+from tensorops._index_plan import IndexPlan, plan_index
 from tensorops._plan import Recipe
 from tensorops._types import Backend, Executor, IndexSpec
 
