@@ -31,6 +31,7 @@ import tensorops as tops
 # relative: this directory is installed as tensorops.layers
 from ._einmix import EinMix
 from ._torch_common import (
+    PatternLayer,
     Reduction,
     call_repr,
     check_when_built,
@@ -43,7 +44,7 @@ __all__ = ["EinMix", "LogSoftmax", "Rearrange", "Reduce", "Repeat", "Softmax"]
 EinMix.__module__ = __name__
 
 
-class Rearrange(nn.Module):
+class Rearrange(PatternLayer):
     """:func:`tensorops.rearrange` as a layer.
 
     Args:
@@ -68,18 +69,9 @@ class Rearrange(nn.Module):
         torch.Size([2, 3, 5, 6, 7])
     """
 
-    def __init__(self, pattern: str, /, **lengths: int) -> None:
-        super().__init__()
-        self.pattern = pattern
-        self.lengths = lengths
-        check_when_built(self, self.forward, pattern)
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Rearrange `x` by the layer's pattern."""
         return tops.rearrange(x, self.pattern, **self.lengths)
-
-    def __repr__(self) -> str:
-        return call_repr(self, [repr(self.pattern)], self.lengths)
 
 
 class Reduce(nn.Module):
@@ -89,7 +81,8 @@ class Reduce(nn.Module):
         pattern: e.g. ``"b c (h 2) (w 2) -> b c h w"``; axes missing on the right
             are reduced.
         reduction: ``"sum"``, ``"mean"``, ``"max"``, ``"min"``, ``"prod"``,
-            ``"any"``, ``"all"``, or a callable ``f(x, axes)`` reducing the tuple
+            ``"any"``, ``"all"``, ``"argmax"``, ``"argmin"``, ``"logsumexp"``,
+            ``"var"``, ``"std"``, or a callable ``f(x, axes)`` reducing the tuple
             of dims ``axes`` of ``x`` and dropping them. A layer with a module-level
             function pickles; one with a lambda or a local function does not
             (``copy.deepcopy`` works for both).
@@ -133,7 +126,7 @@ class Reduce(nn.Module):
         return call_repr(self, [repr(self.pattern), reduction_repr(self.reduction)], self.lengths)
 
 
-class Repeat(nn.Module):
+class Repeat(PatternLayer):
     """:func:`tensorops.repeat` as a layer.
 
     The new axes are a broadcast view (``Tensor.expand``, no copy) where they can
@@ -158,21 +151,12 @@ class Repeat(nn.Module):
         torch.Size([2, 4, 4, 3])
     """
 
-    def __init__(self, pattern: str, /, **lengths: int) -> None:
-        super().__init__()
-        self.pattern = pattern
-        self.lengths = lengths
-        check_when_built(self, self.forward, pattern)
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Repeat `x` by the layer's pattern."""
         return tops.repeat(x, self.pattern, **self.lengths)
 
-    def __repr__(self) -> str:
-        return call_repr(self, [repr(self.pattern)], self.lengths)
 
-
-class Softmax(nn.Module):
+class Softmax(PatternLayer):
     """:func:`tensorops.softmax` as a layer: normalize along the bracketed axes.
 
     Args:
@@ -195,21 +179,12 @@ class Softmax(nn.Module):
         tensor([0.2500, 0.2500, 0.2500, 0.2500])
     """
 
-    def __init__(self, pattern: str, /, **lengths: int) -> None:
-        super().__init__()
-        self.pattern = pattern
-        self.lengths = lengths
-        check_when_built(self, self.forward, pattern)
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The softmax of `x` along the layer's bracketed axes."""
         return tops.softmax(x, self.pattern, **self.lengths)
 
-    def __repr__(self) -> str:
-        return call_repr(self, [repr(self.pattern)], self.lengths)
 
-
-class LogSoftmax(Softmax):
+class LogSoftmax(PatternLayer):
     """:func:`tensorops.log_softmax` as a layer (e.g. before a negative log-likelihood loss).
 
     Args:
