@@ -571,3 +571,18 @@ def test_arrays_of_two_families() -> None:
     torch = pytest.importorskip("torch")
     error = _error(lambda: tops.get_at(X, torch.from_numpy(INDEX), GET))
     assert "operand 1 is a Tensor, operand 0 is a ndarray" in error.reason
+
+
+@pytest.mark.parametrize(
+    ("call", "op"),
+    [
+        (lambda: tops.rearrange(X, "b [t] c -> b t c"), "rearrange"),
+        (lambda: tops.reduce(X, "b [t] c -> b c", "sum"), "reduce"),
+        (lambda: tops.repeat(X, "b [t] c -> b t c r", r=2), "repeat"),
+        (lambda: tops.einsum("b [t] c, b t c -> b", X, X), "einsum"),
+    ],
+)
+def test_ops_without_brackets_reject_them(call: Any, op: str) -> None:
+    error = _error(call)
+    assert error.reason.startswith(f"'[t]' is not allowed in {op}")
+    assert str(error).splitlines()[2] == _caret(error.pattern or "", "[t]")
