@@ -129,7 +129,7 @@ FUNCTIONS["log_softmax-joint-rearranged"] = (
     lambda x: tops.log_softmax(x, "b [h] i [j] -> b i [h j]"),
     lambda b: (torch.randn(b, 3, 4, 5),),
 )
-for _reduction in ("argmax", "logsumexp", "var"):  # argmin, std: the same paths
+for _reduction in ("argmax", "argmin", "logsumexp", "var", "std"):
     FUNCTIONS[f"reduce-{_reduction}"] = (
         lambda x, r=_reduction: tops.reduce(x, "b c (h 2) w -> b h", r),
         lambda b: (torch.randn(b, 3, 4, 5),),

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensorops as tops
+from tests.messages import caret
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((2, 5, 3))  # b t c
@@ -125,15 +126,11 @@ def test_get_at_matches_einx() -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(
-    batch=st.integers(1, 3),
-    length=st.integers(1, 6),
-    channels=st.integers(1, 3),
-    positions=st.integers(0, 5),
+    sizes=st.tuples(st.integers(1, 3), st.integers(1, 6), st.integers(1, 3), st.integers(0, 5)),
     seed=st.integers(0, 2**16),
 )
-def test_get_at_is_take_along_axis(
-    batch: int, length: int, channels: int, positions: int, seed: int
-) -> None:
+def test_get_at_is_take_along_axis(sizes: tuple[int, int, int, int], seed: int) -> None:
+    batch, length, channels, positions = sizes
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((batch, length, channels))
     index = rng.integers(0, length, (batch, positions))
@@ -180,21 +177,9 @@ def test_scatter(backend: Any, add: bool) -> None:
     _scatter_family(backend)
     op = tops.add_at if add else tops.set_at
     index = INDEX if add else UNIQUE
-    got = op(
-        backend.asarray(X),
-        backend.asarray(index),
-        backend.asarray(VALUES),
-        "b [t] c, b p, b p c -> b [t] c",
-    )
+    got = op(*map(backend.asarray, (X, index, VALUES)), "b [t] c, b p, b p c -> b [t] c")
     expected = _scattered(add, X, (_batch_rows(2), index), VALUES)
     np.testing.assert_allclose(backend.to_numpy(got), expected, rtol=1e-14)
-
-
-@pytest.mark.parametrize("add", [False, True], ids=["set_at", "add_at"])
-def test_scatter_patterns(backend: Any, add: bool) -> None:
-    _scatter_family(backend)
-    op = tops.add_at if add else tops.set_at
-    index = INDEX if add else UNIQUE
     # no batch axis, broadcast values, a rearranged output
     got = op(
         backend.asarray(X[0]),
@@ -219,6 +204,32 @@ def test_scatter_patterns(backend: Any, add: bool) -> None:
     got = op(backend.asarray(X), backend.asarray(index), 2.0, "b [t] c, b p, -> b [t] c")
     expected = _scattered(add, X, (_batch_rows(2), index), np.float64(2.0))
     np.testing.assert_allclose(backend.to_numpy(got), expected, rtol=1e-14)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(1, 4), st.integers(0, 6)),
+    add=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_scatter_of_points_is_numpy_indexing(
+    sizes: tuple[int, int, int, int], add: bool, seed: int
+) -> None:
+    """set_at / add_at with two coordinates against NumPy's fancy indexing and np.add.at."""
+    batch, height, width, positions = sizes
+    rng = np.random.default_rng(seed)
+    image = rng.standard_normal((batch, height, width, 2))
+    if add:  # repeats add up
+        flat = rng.integers(0, height * width, (batch, positions))
+    else:  # no repeats: which value set_at writes is then defined
+        positions = min(positions, height * width)
+        flat = np.stack([rng.permutation(height * width)[:positions] for _ in range(batch)])
+    points = np.stack([flat // width, flat % width], axis=-1)
+    values = rng.standard_normal((batch, positions, 2))
+    op = tops.add_at if add else tops.set_at
+    got = op(image, points, values, "b [h w] c, b p [2], b p c -> b [h w] c")
+    rows = (np.arange(batch)[:, None], points[..., 0], points[..., 1])
+    np.testing.assert_allclose(got, _scattered(add, image, rows, values), rtol=1e-14)
 
 
 def test_add_at_counts_repeats() -> None:
@@ -300,16 +311,6 @@ def _error(call: Any) -> tops.TensorOpsError:
     return info.value
 
 
-def _caret(pattern: str, fragment: str, occurrence: int = 0) -> str:
-    """The caret line under the `occurrence`-th `fragment` of `pattern` ("": past its end)."""
-    if not fragment:
-        return " " * (12 + len(pattern)) + "^"
-    start = -1
-    for _ in range(occurrence + 1):
-        start = pattern.index(fragment, start + 1)
-    return " " * (12 + start) + "^" * len(fragment)
-
-
 def test_out_of_range_message_on_numpy() -> None:
     error = _error(lambda: tops.get_at(X, INDEX + 1, "b [t] c, b p -> b p c"))
     assert str(error) == (
@@ -355,7 +356,7 @@ def test_out_of_range_message_on_numpy() -> None:
 def test_out_of_range(call: Any, reason: str, fragment: str, occurrence: int) -> None:
     error = _error(call)
     assert error.reason == reason
-    assert str(error).splitlines()[2] == _caret(error.pattern or "", fragment, occurrence)
+    assert str(error).splitlines()[2] == caret(error.pattern or "", fragment, occurrence)
 
 
 GET = "b [t] c, b p -> b p c"
@@ -460,7 +461,7 @@ def test_get_at_errors(
 ) -> None:
     error = _error(lambda: tops.get_at(X, index, pattern))
     assert str(error).splitlines()[0] == f"get_at: {reason}"
-    assert str(error).splitlines()[2] == _caret(pattern, fragment, occurrence)
+    assert str(error).splitlines()[2] == caret(pattern, fragment, occurrence)
 
 
 @pytest.mark.parametrize(
@@ -489,7 +490,7 @@ def test_get_at_errors(
 def test_coordinate_axis_errors(pattern: str, points: Any, reason: str, fragment: str) -> None:
     error = _error(lambda: tops.get_at(IMAGE, points, pattern))
     assert error.reason == reason
-    assert str(error).splitlines()[2] == _caret(pattern, fragment)
+    assert str(error).splitlines()[2] == caret(pattern, fragment)
 
 
 def test_a_float_index_is_an_argument_error(backend: Any) -> None:
@@ -497,7 +498,7 @@ def test_a_float_index_is_an_argument_error(backend: Any) -> None:
     assert isinstance(error, tops.ArgumentError)
     assert error.reason.startswith("the index must hold integers, got dtype ")
     assert error.reason.endswith("float64")
-    assert str(error).splitlines()[2] == _caret(GET, "b p", 0)
+    assert str(error).splitlines()[2] == caret(GET, "b p", 0)
 
 
 def test_a_bool_index_is_an_argument_error() -> None:
@@ -540,7 +541,7 @@ def test_a_bool_index_is_an_argument_error() -> None:
 def test_scatter_errors(pattern: str, reason: str, fragment: str, occurrence: int) -> None:
     error = _error(lambda: tops.add_at(X, INDEX, VALUES, pattern))
     assert str(error).splitlines()[0] == f"add_at: {reason}"
-    assert str(error).splitlines()[2] == _caret(pattern, fragment, occurrence)
+    assert str(error).splitlines()[2] == caret(pattern, fragment, occurrence)
 
 
 def test_values_that_do_not_fit() -> None:
@@ -585,4 +586,4 @@ def test_arrays_of_two_families() -> None:
 def test_ops_without_brackets_reject_them(call: Any, op: str) -> None:
     error = _error(call)
     assert error.reason.startswith(f"'[t]' is not allowed in {op}")
-    assert str(error).splitlines()[2] == _caret(error.pattern or "", "[t]")
+    assert str(error).splitlines()[2] == caret(error.pattern or "", "[t]")

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensorops as tops
+from tests.messages import caret
 
 
 def _softmax(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -142,14 +143,6 @@ def test_missing_brackets_message() -> None:
     )
 
 
-def _caret(pattern: str, fragment: str, occurrence: int = 0) -> str:
-    """The caret line of an error pointing at the `occurrence`-th `fragment` of `pattern`."""
-    start = -1
-    for _ in range(occurrence + 1):
-        start = pattern.index(fragment, start + 1)
-    return " " * (12 + start) + "^" * len(fragment)
-
-
 @pytest.mark.parametrize(
     ("pattern", "reason", "fragment", "occurrence"),
     [
@@ -172,7 +165,7 @@ def test_error_messages(pattern: str, reason: str, fragment: str, occurrence: in
     lines = _message(lambda: tops.log_softmax(X, pattern)).splitlines()
     assert lines[0] == f"log_softmax: {reason}"
     assert lines[1] == f'  pattern: "{pattern}"'
-    assert lines[2] == _caret(pattern, fragment, occurrence)
+    assert lines[2] == caret(pattern, fragment, occurrence)
 
 
 def test_an_unused_length_is_an_error() -> None:
