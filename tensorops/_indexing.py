@@ -84,6 +84,8 @@ def _scatter_planner(name: str, accumulate: bool) -> Planner:
         recipes = (layout.array, layout.where, layout.values, layout.output)
         array, index, values, output = (_step(r, backend) for r in recipes)
         cast = values_dtype != array_dtype
+        if not cast and array is None and index is None and values is None and output is None:
+            return lambda arrays, arg: scatter(*arrays)  # laid out as the call needs
 
         def put(arrays: Any, arg: Any) -> Any:
             x, where, new = arrays
