@@ -70,169 +70,180 @@ def _copy(x: Any) -> Any:
     return x.copy() if isinstance(x, np.ndarray) else x.clone()
 
 
+class Native(NamedTuple):
+    """The hand-written calls of one framework, and how it makes arrays."""
+
+    array: Callable[..., Any]  # array(*shape): float32 normal
+    integers: Callable[..., Any]  # integers(high, *shape)
+    stack: Callable[..., Any]
+    softmax: Callable[[Any], Any]
+    log_softmax: Callable[[Any], Any]
+    logsumexp: Callable[[Any], Any]  # over the last two axes
+    var: Callable[[Any], Any]
+    std: Callable[[Any], Any]
+    gather: Callable[[Any, Any], Any]  # b [t] c, b p -> b p c
+    gather_2d: Callable[[Any, Any], Any]  # b [h w] c, b p [2] -> b p c
+    set_rows: Callable[[Any, Any, Any], Any]  # b [t] c, b p, b p c -> b [t] c
+    add_rows: Callable[[Any, Any, Any], Any]
+
+
+def numpy_calls(rng: np.random.Generator) -> Native:
+    """NumPy's hand-written calls. logsumexp is stable and handles infinities, as ours."""
+
+    def softmax(x: Any) -> Any:
+        exp = np.exp(x - x.max(-1, keepdims=True))
+        return exp / exp.sum(-1, keepdims=True)
+
+    def log_softmax(x: Any) -> Any:
+        shifted = x - x.max(-1, keepdims=True)
+        return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+
+    def logsumexp(x: Any) -> Any:  # as scipy.special.logsumexp
+        top = x.max((2, 3), keepdims=True)
+        top[~np.isfinite(top)] = 0
+        return np.log(np.exp(x - top).sum((2, 3))) + top[..., 0, 0]
+
+    def rows(x: Any) -> Any:
+        return np.arange(x.shape[0])[:, None]
+
+    def set_rows(x: Any, index: Any, values: Any) -> Any:
+        out = x.copy()
+        out[rows(x), index] = values
+        return out
+
+    def add_rows(x: Any, index: Any, values: Any) -> Any:
+        out = x.copy()
+        np.add.at(out, (rows(x), index), values)
+        return out
+
+    return Native(
+        array=lambda *shape: rng.standard_normal(shape).astype(np.float32),
+        integers=lambda high, *shape: rng.integers(0, high, shape),
+        stack=np.stack,
+        softmax=softmax,
+        log_softmax=log_softmax,
+        logsumexp=logsumexp,
+        var=lambda x: x.var((2, 3)),
+        std=lambda x: x.std((2, 3)),
+        gather=lambda x, index: np.take_along_axis(x, index[..., None], axis=1),
+        gather_2d=lambda x, points: x[rows(x), points[..., 0], points[..., 1]],
+        set_rows=set_rows,
+        add_rows=add_rows,
+    )
+
+
+def torch_calls(rng: np.random.Generator) -> Native:
+    """torch's hand-written calls."""
+    import torch
+
+    def expanded(x: Any, index: Any) -> Any:
+        return index[..., None].expand(-1, -1, x.shape[2])
+
+    def gather_2d(x: Any, points: Any) -> Any:
+        b, h, w, c = x.shape
+        flat = points[..., 0] * w + points[..., 1]
+        return torch.gather(x.reshape(b, h * w, c), 1, flat[..., None].expand(-1, -1, c))
+
+    return Native(
+        array=lambda *shape: torch.from_numpy(rng.standard_normal(shape).astype(np.float32)),
+        integers=lambda high, *shape: torch.from_numpy(rng.integers(0, high, shape)),
+        stack=torch.stack,
+        softmax=lambda x: torch.softmax(x, -1),
+        log_softmax=lambda x: torch.log_softmax(x, -1),
+        logsumexp=lambda x: torch.logsumexp(x, (2, 3)),
+        var=lambda x: torch.var(x, (2, 3), correction=0),
+        std=lambda x: torch.std(x, (2, 3), correction=0),
+        gather=lambda x, index: torch.gather(x, 1, expanded(x, index)),
+        gather_2d=gather_2d,
+        set_rows=lambda x, index, values: x.scatter(1, expanded(x, index), values),
+        add_rows=lambda x, index, values: x.scatter_add(1, expanded(x, index), values),
+    )
+
+
+def _reduce_case(native: Native, make: Any, name: str, right: str, bracketed: str) -> Case:
+    """reduce(x, "b c h w -> {right}", name) against the native call and einx's bracketed form."""
+    pattern = f"b c h w -> {right}"
+    call = getattr(native, name) if name in Native._fields else lambda x: getattr(x, name)(-1)
+    return Case(
+        f"{name} {pattern}",
+        make,
+        lambda x: tops.reduce(x, pattern, name),
+        call,
+        _einx(name, bracketed),
+    )
+
+
+def _gather_case(pattern: str, make: Any, call: Callable[..., Any]) -> Case:
+    return Case(
+        f"get_at {pattern}",
+        make,
+        lambda x, i: tops.get_at(x, i, pattern),
+        call,
+        _einx("get_at", pattern),
+    )
+
+
+def _scatter_case(native: Native, make: Any, name: str) -> Case:
+    ours = getattr(tops, name)
+    # einx writes into a NumPy array it is given: hand it a copy
+    theirs = None if einx is None else getattr(einx, name)
+    return Case(
+        f"{name} {SCATTER}",
+        make,
+        lambda x, i, v: ours(x, i, v, SCATTER),
+        native.set_rows if name == "set_at" else native.add_rows,
+        None if theirs is None else lambda x, i, v: theirs(SCATTER, _copy(x), i, v),
+    )
+
+
+def _softmax(op: Callable[..., Any], x: Any) -> Any:
+    return op(x, SOFTMAX)
+
+
 def tiny_cases(xp: str) -> list[Case]:
     """The ops on tiny arrays of `xp` ("numpy" or "torch"); batch sizes vary for cold calls."""
     rng = np.random.default_rng(0)
-    if xp == "numpy":
-        lib: Any = np
+    native = numpy_calls(rng) if xp == "numpy" else torch_calls(rng)
+    array, integers = native.array, native.integers
 
-        def array(*shape: int) -> Any:
-            return rng.standard_normal(shape).astype(np.float32)
+    def four(b: int) -> tuple[Any, ...]:
+        return (array(b, 3, 4, 4),)
 
-        def integers(high: int, *shape: int) -> Any:
-            return rng.integers(0, high, shape)
+    def rows(b: int) -> tuple[Any, ...]:
+        return (array(b, 6, 4), integers(6, b, 5))
 
-        def softmax(x: Any) -> Any:
-            exp = np.exp(x - x.max(-1, keepdims=True))
-            return exp / exp.sum(-1, keepdims=True)
+    def points(b: int) -> tuple[Any, ...]:
+        return (array(b, 4, 5, 3), native.stack([integers(4, b, 6), integers(5, b, 6)], -1))
 
-        def log_softmax(x: Any) -> Any:
-            shifted = x - x.max(-1, keepdims=True)
-            return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    def scatter(b: int) -> tuple[Any, ...]:
+        return (*rows(b), array(b, 5, 4))
 
-        def logsumexp(x: Any) -> Any:
-            top = x.max((2, 3), keepdims=True)
-            return np.log(np.exp(x - top).sum((2, 3))) + top[..., 0, 0]
-
-        def gather(x: Any, index: Any) -> Any:
-            return np.take_along_axis(x, index[..., None], axis=1)
-
-        def gather_2d(x: Any, points: Any) -> Any:
-            rows = np.arange(x.shape[0])[:, None]
-            return x[rows, points[..., 0], points[..., 1]]
-
-        def set_rows(x: Any, index: Any, values: Any) -> Any:
-            out = x.copy()
-            out[np.arange(x.shape[0])[:, None], index] = values
-            return out
-
-        def add_rows(x: Any, index: Any, values: Any) -> Any:
-            out = x.copy()
-            np.add.at(out, (np.arange(x.shape[0])[:, None], index), values)
-            return out
-
-        var = lambda x: x.var((2, 3))  # noqa: E731
-        std = lambda x: x.std((2, 3))  # noqa: E731
-    else:
-        import torch
-
-        lib = torch
-
-        def array(*shape: int) -> Any:
-            return torch.from_numpy(rng.standard_normal(shape).astype(np.float32))
-
-        def integers(high: int, *shape: int) -> Any:
-            return torch.from_numpy(rng.integers(0, high, shape))
-
-        softmax = lambda x: torch.softmax(x, -1)  # noqa: E731
-        log_softmax = lambda x: torch.log_softmax(x, -1)  # noqa: E731
-        logsumexp = lambda x: torch.logsumexp(x, (2, 3))  # noqa: E731
-        var = lambda x: torch.var(x, (2, 3), correction=0)  # noqa: E731
-        std = lambda x: torch.std(x, (2, 3), correction=0)  # noqa: E731
-
-        def gather(x: Any, index: Any) -> Any:
-            return torch.gather(x, 1, index[..., None].expand(-1, -1, x.shape[2]))
-
-        def gather_2d(x: Any, points: Any) -> Any:
-            b, h, w, c = x.shape
-            flat = points[..., 0] * w + points[..., 1]
-            return torch.gather(x.reshape(b, h * w, c), 1, flat[..., None].expand(-1, -1, c))
-
-        def set_rows(x: Any, index: Any, values: Any) -> Any:
-            return x.scatter(1, index[..., None].expand(-1, -1, x.shape[2]), values)
-
-        def add_rows(x: Any, index: Any, values: Any) -> Any:
-            return x.scatter_add(1, index[..., None].expand(-1, -1, x.shape[2]), values)
-
-    four = lambda b: (array(b, 3, 4, 4),)  # noqa: E731
-    rows = lambda b: (array(b, 6, 4), integers(6, b, 5))  # noqa: E731
-    scatter = lambda b: (*rows(b), array(b, 5, 4))  # noqa: E731
+    normalized = [
+        Case(
+            f"{op.__name__} {SOFTMAX}",
+            four,
+            partial(_softmax, op),
+            call,
+            _einx(op.__name__, SOFTMAX),
+        )
+        for op, call in ((tops.softmax, native.softmax), (tops.log_softmax, native.log_softmax))
+    ]
+    reduced = [
+        _reduce_case(native, four, name, "b c h", "b c h [w]") for name in ("argmax", "argmin")
+    ]
+    reduced += [
+        _reduce_case(native, four, name, "b c", "b c [h w]") for name in ("logsumexp", "var", "std")
+    ]
+    gathered = [
+        _gather_case(GATHER, rows, native.gather),
+        _gather_case(EMBED, lambda b: (array(10, 4), integers(10, b, 3)), lambda x, i: x[i]),
+        _gather_case(GATHER_2D, points, native.gather_2d),
+    ]
     return [
-        Case(
-            "softmax b h i [j]",
-            four,
-            lambda x: tops.softmax(x, SOFTMAX),
-            softmax,
-            _einx("softmax", SOFTMAX),
-        ),
-        Case(
-            "log_softmax b h i [j]",
-            four,
-            lambda x: tops.log_softmax(x, SOFTMAX),
-            log_softmax,
-            _einx("log_softmax", SOFTMAX),
-        ),
-        Case(
-            "argmax b c h w -> b c h",
-            four,
-            lambda x: tops.reduce(x, "b c h w -> b c h", "argmax"),
-            lambda x: x.argmax(-1),
-            _einx("argmax", "b c h [w]"),
-        ),
-        Case(
-            "argmin b c h w -> b c h",
-            four,
-            lambda x: tops.reduce(x, "b c h w -> b c h", "argmin"),
-            lambda x: x.argmin(-1),
-            _einx("argmin", "b c h [w]"),
-        ),
-        Case(
-            "logsumexp b c h w -> b c",
-            four,
-            lambda x: tops.reduce(x, "b c h w -> b c", "logsumexp"),
-            logsumexp,
-            _einx("logsumexp", "b c [h w]"),
-        ),
-        Case(
-            "var b c h w -> b c",
-            four,
-            lambda x: tops.reduce(x, "b c h w -> b c", "var"),
-            var,
-            _einx("var", "b c [h w]"),
-        ),
-        Case(
-            "std b c h w -> b c",
-            four,
-            lambda x: tops.reduce(x, "b c h w -> b c", "std"),
-            std,
-            _einx("std", "b c [h w]"),
-        ),
-        Case(
-            "get_at " + GATHER,
-            rows,
-            lambda x, i: tops.get_at(x, i, GATHER),
-            gather,
-            _einx("get_at", GATHER),
-        ),
-        Case(
-            "get_at " + EMBED,
-            lambda b: (array(10, 4), integers(10, b, 3)),
-            lambda x, i: tops.get_at(x, i, EMBED),
-            lambda x, i: x[i],
-            _einx("get_at", EMBED),
-        ),
-        Case(
-            "get_at " + GATHER_2D,
-            lambda b: (array(b, 4, 5, 3), lib.stack([integers(4, b, 6), integers(5, b, 6)], -1)),
-            lambda x, i: tops.get_at(x, i, GATHER_2D),
-            gather_2d,
-            _einx("get_at", GATHER_2D),
-        ),
-        Case(
-            "set_at " + SCATTER,
-            scatter,
-            lambda x, i, v: tops.set_at(x, i, v, SCATTER),
-            set_rows,
-            # einx writes into a NumPy array it is given: hand it a copy
-            None if einx is None else lambda x, i, v: einx.set_at(SCATTER, _copy(x), i, v),
-        ),
-        Case(
-            "add_at " + SCATTER,
-            scatter,
-            lambda x, i, v: tops.add_at(x, i, v, SCATTER),
-            add_rows,
-            None if einx is None else lambda x, i, v: einx.add_at(SCATTER, _copy(x), i, v),
-        ),
+        *normalized,
+        *reduced,
+        *gathered,
+        *(_scatter_case(native, scatter, n) for n in ("set_at", "add_at")),
     ]
 
 
@@ -325,7 +336,9 @@ def main() -> None:
     try:
         import torch
 
-        torch.set_num_threads(2)
+        # one thread for tiny tensors: nothing to share out, and a second thread on a
+        # busy machine only adds a wake-up to every call; two for the medium sizes
+        torch.set_num_threads(1)
         frameworks.append("torch")
     except ImportError:
         print("torch is not installed: NumPy only")
@@ -351,6 +364,8 @@ def main() -> None:
             )
     if args.no_medium:
         return
+    if "torch" in frameworks:
+        torch.set_num_threads(2)
     print()
     print("| framework | op (medium) | tops ms | native ms | tops / native |")
     print("|---|---|---:|---:|---:|")
