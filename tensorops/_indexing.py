@@ -106,10 +106,14 @@ def _scatter_planner(name: str, accumulate: bool) -> Planner:
 
 
 def _numbers_as_arrays(op: Op, arrays: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The :attr:`Op.prepare` of set_at / add_at: a Python number as values is a 0-d array."""
+    """The :attr:`Op.prepare` of set_at / add_at: a Python number as values is a 0-d array.
+
+    Its dtype is `x`'s at once (the values are cast to it anyway), which keeps
+    torch.compile from tracing a dtype-valued call.
+    """
     x, index, values = arrays
     if isinstance(values, _NUMBERS) and not isinstance(values, bool):
-        values = get_backend(x).scalar(values, x)
+        values = get_backend(x).constant(values, x)
     return x, index, values
 
 

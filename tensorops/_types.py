@@ -110,6 +110,13 @@ class Backend(Protocol):
     def result_type(self, xs: Sequence[Any]) -> Any:
         """The dtype the framework promotes the arrays ``xs`` to."""
 
+    def constant(self, value: complex, like: Any) -> Any:
+        """A 0-d array holding the Python number ``value``, of ``like``'s dtype and device.
+
+        ``value`` is cast as an array's values are cast to another dtype (the values of
+        set_at / add_at).
+        """
+
     def scalar(self, value: complex, like: Any) -> Any:
         """A 0-d array holding the Python number ``value``, on ``like``'s device.
 

@@ -150,6 +150,10 @@ FUNCTIONS["set_at"] = (
     lambda x, i, v: tops.set_at(x, i, v, "b [t] c, b p, b p c -> b [t] c"),
     lambda b: (torch.randn(b, 5, 3), torch.randperm(5)[:4].repeat(b, 1), torch.randn(b, 4, 3)),
 )
+FUNCTIONS["set_at-number"] = (
+    lambda x, i: tops.set_at(x, i, -1.0, "b [t], b p, -> b [t]"),
+    lambda b: (torch.randn(b, 5), torch.randint(0, 5, (b, 2))),
+)
 FUNCTIONS["add_at"] = (
     lambda x, i, v: tops.add_at(x, i, v, "[t] c, b p, c -> [t] c"),
     lambda b: (torch.randn(7, 3), torch.randint(0, 7, (b, 4)), torch.randn(3)),
@@ -305,6 +309,31 @@ def test_model_with_inductor(dynamic, einmix):
         x = torch.randn(batch, 3, 8, 8, requires_grad=True)
         out = compiled(x)
         torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
+        out.sum().backward()
+        assert x.grad is not None
+
+
+def _attend_and_scatter(x, index, values):
+    """softmax, an arg-reduction, a gather and both scatters in one function."""
+    weights = tops.softmax(x, "b [t] c")
+    best = tops.reduce(weights, "b t c -> b c", "argmax")
+    picked = tops.get_at(x, index, "b [t] c, b p -> b p c")
+    spread = tops.add_at(weights, index, picked * values, "b [t] c, b p, b p c -> b [t] c")
+    return tops.set_at(spread, best, 0.0, "b [t] c, b c, -> b [t] c"), best
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:`torch.jit.*` is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_new_ops_with_inductor(dynamic):
+    compiled = torch.compile(_attend_and_scatter, fullgraph=True, dynamic=dynamic)
+    for batch in (2, 3):
+        x = torch.randn(batch, 7, 3, requires_grad=True)
+        index, values = torch.randint(0, 7, (batch, 4)), torch.randn(batch, 4, 3)
+        out, best = compiled(x, index, values)
+        expected, expected_best = _attend_and_scatter(x, index, values)
+        torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
+        assert torch.equal(best, expected_best)
         out.sum().backward()
         assert x.grad is not None
 

@@ -256,6 +256,9 @@ class ArrayApiBackend:
     def result_type(self, xs: Sequence[Any]) -> Any:
         return self.xp.result_type(*xs)
 
+    def constant(self, value: complex, like: Any) -> Any:
+        return self.astype(self.scalar(value, like), like.dtype)
+
     def scalar(self, value: complex, like: Any) -> Any:
         from array_api_compat import device
 

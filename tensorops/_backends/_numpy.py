@@ -205,6 +205,9 @@ class NumpyBackend:
     def result_type(self, xs: Sequence[Any]) -> Any:
         return np.result_type(*xs)
 
+    def constant(self, value: complex, like: Any) -> Any:
+        return np.asarray(value).astype(like.dtype)
+
     def scalar(self, value: complex, like: Any) -> Any:
         return np.asarray(value)  # numpy.einsum's rule: int64 / float64 / complex128 / bool
 

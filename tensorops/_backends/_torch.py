@@ -212,6 +212,10 @@ class TorchBackend:
             dtype = torch.promote_types(dtype, x.dtype)
         return dtype
 
+    def constant(self, value: complex, like: Any) -> Any:
+        # no torch.result_type: Dynamo cannot trace a torch call that returns a dtype
+        return torch.tensor(value, dtype=like.dtype, device=like.device)
+
     def scalar(self, value: complex, like: Any) -> Any:
         # torch's rule for `like * value`: a float stays float16 with a float16 tensor
         return torch.tensor(value, dtype=torch.result_type(like, value), device=like.device)
