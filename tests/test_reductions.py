@@ -152,3 +152,17 @@ def test_unknown_reduction_lists_the_new_ones() -> None:
         '  pattern: "b c h w -> b"\n'
         "  input:   shape=(2, 3, 4, 5) dtype=float64 backend=numpy"
     )
+
+
+def test_dask_stays_lazy() -> None:
+    da = pytest.importorskip("dask.array")
+    from dask.callbacks import Callback
+
+    x = da.from_array(X, chunks=(1, 3, 2, 5))
+    names = ("argmax", "argmin", "logsumexp", "var", "std")
+    started: list[object] = []
+    with Callback(start=started.append):
+        results = [tops.reduce(x, "b c h w -> b c", name) for name in names]
+    assert started == []
+    np.testing.assert_array_equal(results[0].compute(), _flat_arg(X, (2, 3), "argmax"))
+    np.testing.assert_allclose(results[3].compute(), X.var(axis=(2, 3)))
