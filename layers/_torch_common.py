@@ -16,9 +16,17 @@ from torch import nn
 import tensorops as tops
 from tensorops._grammar import Anon, Axis, Bracket, Dots, Group, parse_pattern
 
-__all__ = ["Reduction", "call_repr", "check_when_built", "probe_shape", "reduction_repr"]
+__all__ = [
+    "PatternLayer",
+    "Reduction",
+    "call_repr",
+    "check_when_built",
+    "probe_shape",
+    "reduction_repr",
+]
 
-#: A reduction: ``"sum" "mean" "max" "min" "prod" "any" "all"`` or ``f(x, axes) -> tensor``.
+#: A reduction: a name of :func:`tensorops.reduce` (``"sum"``, ``"argmax"``, ...) or
+#: ``f(x, axes) -> tensor``.
 Reduction = str | Callable[[torch.Tensor, tuple[int, ...]], torch.Tensor]
 
 
@@ -82,3 +90,20 @@ def reduction_repr(reduction: object) -> str:
     if isinstance(name, str) and "<" not in name:
         return name  # a named function: its name reproduces the call where it is in scope
     return repr(reduction)
+
+
+class PatternLayer(nn.Module):
+    """A layer made of a pattern and axis lengths: its build-time check and its repr.
+
+    A subclass defines ``forward``, which calls the op with ``self.pattern`` and
+    ``self.lengths``; the check runs it on a meta tensor when the layer is built.
+    """
+
+    def __init__(self, pattern: str, /, **lengths: int) -> None:
+        super().__init__()
+        self.pattern = pattern
+        self.lengths = lengths
+        check_when_built(self, self.forward, pattern)
+
+    def __repr__(self) -> str:
+        return call_repr(self, [repr(self.pattern)], self.lengths)

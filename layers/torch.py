@@ -1,4 +1,4 @@
-"""PyTorch layers: :class:`Rearrange`, :class:`Reduce`, :class:`Repeat` and :class:`EinMix`.
+"""PyTorch layers: Rearrange, Reduce, Repeat, EinMix, Softmax and LogSoftmax.
 
 Each layer checks its pattern when it is built, so a bad pattern fails when the
 model is constructed, with a :class:`tensorops.TensorOpsError`; ``forward`` only
@@ -33,19 +33,20 @@ import tensorops as tops
 # relative: this directory is installed as tensorops.layers
 from ._einmix import EinMix
 from ._torch_common import (
+    PatternLayer,
     Reduction,
     call_repr,
     check_when_built,
     reduction_repr,
 )
 
-__all__ = ["EinMix", "Rearrange", "Reduce", "Repeat"]
+__all__ = ["EinMix", "LogSoftmax", "Rearrange", "Reduce", "Repeat", "Softmax"]
 
 # EinMix is defined in a module of its own; pickles and reprs name it by its public home.
 EinMix.__module__ = __name__
 
 
-class Rearrange(nn.Module):
+class Rearrange(PatternLayer):
     """:func:`tensorops.rearrange` as a layer.
 
     Args:
@@ -70,18 +71,9 @@ class Rearrange(nn.Module):
         torch.Size([2, 3, 5, 6, 7])
     """
 
-    def __init__(self, pattern: str, /, **lengths: int) -> None:
-        super().__init__()
-        self.pattern = pattern
-        self.lengths = lengths
-        check_when_built(self, self.forward, pattern)
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Rearrange `x` by the layer's pattern."""
         return tops.rearrange(x, self.pattern, **self.lengths)
-
-    def __repr__(self) -> str:
-        return call_repr(self, [repr(self.pattern)], self.lengths)
 
 
 class Reduce(nn.Module):
@@ -91,7 +83,8 @@ class Reduce(nn.Module):
         pattern: e.g. ``"b c (h 2) (w 2) -> b c h w"``; axes missing on the right
             are reduced.
         reduction: ``"sum"``, ``"mean"``, ``"max"``, ``"min"``, ``"prod"``,
-            ``"any"``, ``"all"``, or a callable ``f(x, axes)`` reducing the tuple
+            ``"any"``, ``"all"``, ``"argmax"``, ``"argmin"``, ``"logsumexp"``,
+            ``"var"``, ``"std"``, or a callable ``f(x, axes)`` reducing the tuple
             of dims ``axes`` of ``x`` and dropping them. A layer with a module-level
             function pickles; one with a lambda or a local function does not
             (``copy.deepcopy`` works for both). Positional, or the keyword
@@ -138,7 +131,7 @@ class Reduce(nn.Module):
         return call_repr(self, [repr(self.pattern), reduction_repr(self.reduction)], self.lengths)
 
 
-class Repeat(nn.Module):
+class Repeat(PatternLayer):
     """:func:`tensorops.repeat` as a layer.
 
     The new axes are a broadcast view (``Tensor.expand``, no copy) where they can
@@ -163,15 +156,53 @@ class Repeat(nn.Module):
         torch.Size([2, 4, 4, 3])
     """
 
-    def __init__(self, pattern: str, /, **lengths: int) -> None:
-        super().__init__()
-        self.pattern = pattern
-        self.lengths = lengths
-        check_when_built(self, self.forward, pattern)
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Repeat `x` by the layer's pattern."""
         return tops.repeat(x, self.pattern, **self.lengths)
 
-    def __repr__(self) -> str:
-        return call_repr(self, [repr(self.pattern)], self.lengths)
+
+class Softmax(PatternLayer):
+    """:func:`tensorops.softmax` as a layer: normalize along the bracketed axes.
+
+    Args:
+        pattern: the input's axes, those to normalize in brackets, e.g.
+            ``"b h i [j]"`` (attention weights); several are normalized jointly;
+            ``-> ...`` rearranges the result.
+        **lengths: lengths of axes that cannot be inferred from the input shape.
+
+    Raises:
+        TensorOpsError: when built, if the pattern is malformed or marks no axis;
+            when called, if the input does not fit the pattern.
+
+    Examples:
+        >>> import torch
+        >>> from tensorops.layers.torch import Softmax
+        >>> layer = Softmax("b h i [j]")
+        >>> layer
+        Softmax('b h i [j]')
+        >>> layer(torch.zeros(1, 2, 3, 4))[0, 0, 0]
+        tensor([0.2500, 0.2500, 0.2500, 0.2500])
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The softmax of `x` along the layer's bracketed axes."""
+        return tops.softmax(x, self.pattern, **self.lengths)
+
+
+class LogSoftmax(PatternLayer):
+    """:func:`tensorops.log_softmax` as a layer (e.g. before a negative log-likelihood loss).
+
+    Args:
+        pattern: the input's axes, those to normalize in brackets, e.g. ``"b [c]"``.
+        **lengths: lengths of axes that cannot be inferred from the input shape.
+
+    Examples:
+        >>> import torch
+        >>> from tensorops.layers.torch import LogSoftmax
+        >>> LogSoftmax("b [c]")(torch.zeros(1, 4)).exp()
+        tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The log-softmax of `x` along the layer's bracketed axes."""
+        return tops.log_softmax(x, self.pattern, **self.lengths)

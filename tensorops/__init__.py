@@ -23,12 +23,17 @@ from tensorops._errors import PatternError as PatternError
 from tensorops._errors import ShapeError as ShapeError
 from tensorops._errors import TensorOpsError as TensorOpsError
 from tensorops._explain import explain as explain
+from tensorops._indexing import add_at as add_at
+from tensorops._indexing import get_at as get_at
+from tensorops._indexing import set_at as set_at
 from tensorops._ops import rearrange as rearrange
 from tensorops._ops import reduce as reduce
 from tensorops._ops import repeat as repeat
 from tensorops._pack import pack as pack
 from tensorops._pack import parse_shape as parse_shape
 from tensorops._pack import unpack as unpack
+from tensorops._softmax import log_softmax as log_softmax
+from tensorops._softmax import softmax as softmax
 from tensorops._tracing import install as _install_tracing
 
 
@@ -61,6 +66,7 @@ __all__ = [
     "ShapeError",
     "TensorOpsError",
     "__version__",
+    "add_at",
     "asnumpy",
     "cache_info",
     "clear_caches",
@@ -69,10 +75,14 @@ __all__ = [
     "einsum",
     "einsum_path",
     "explain",
+    "get_at",
+    "log_softmax",
     "pack",
     "parse_shape",
     "rearrange",
     "reduce",
     "repeat",
+    "set_at",
+    "softmax",
     "unpack",
 ]

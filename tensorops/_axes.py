@@ -33,6 +33,7 @@ __all__ = [
     "Dim",
     "Slot",
     "check_lengths",
+    "check_used",
     "count_dots",
     "dots_name",
     "product",
@@ -191,6 +192,21 @@ def check_lengths(lengths: Iterable[tuple[str, Any]]) -> dict[str, int]:
             raise bad_length(name, value, "is negative")
         given[name] = value
     return given
+
+
+def check_used(text: str, given: Mapping[str, Any], used: Iterable[str]) -> None:
+    """Check that every axis length the caller gave names an axis of the pattern.
+
+    Raises:
+        ShapeError: for the first length given for an axis the pattern does not have.
+    """
+    names = set(used)
+    for name, value in given.items():
+        if name not in names:
+            raise ShapeError(
+                f"axis length {name}={value} is given but '{name}' is not in the pattern",
+                pattern=text,
+            )
 
 
 def resolve_dims(

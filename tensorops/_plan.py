@@ -19,7 +19,15 @@ import functools
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from tensorops._axes import Dim, check_lengths, count_dots, product, resolve_dims, term_dims
+from tensorops._axes import (
+    Dim,
+    check_lengths,
+    check_used,
+    count_dots,
+    product,
+    resolve_dims,
+    term_dims,
+)
 from tensorops._errors import PatternError, ShapeError, Span
 from tensorops._grammar import (
     Anon,
@@ -35,7 +43,7 @@ from tensorops._grammar import (
 )
 from tensorops._types import Backend, Executor
 
-__all__ = ["PATTERN_OPS", "Recipe", "check_pattern", "plan_recipe"]
+__all__ = ["PATTERN_OPS", "Recipe", "check_pattern", "check_term", "make_recipe", "plan_recipe"]
 
 #: The ops a recipe serves.
 PATTERN_OPS = ("rearrange", "reduce", "repeat")
@@ -187,11 +195,23 @@ def _not_allowed(pattern: Pattern, span: Span, op: str) -> PatternError:
     )
 
 
-def _check_term(pattern: Pattern, term: Term, side: str, op: str) -> None:
+def check_term(pattern: Pattern, term: Term, side: str, op: str, brackets: bool = False) -> None:
+    """Check one term: each name once, ``...`` once and not grouped on the left, no ``_`` or ``*``.
+
+    Args:
+        pattern: the parsed pattern, for the error.
+        term: the term.
+        side: ``"left"`` or ``"right"``, for the message.
+        op: the op, for the message.
+        brackets: whether the op gives ``[ ]`` a meaning (softmax, get_at, ...).
+
+    Raises:
+        PatternError: at the first element `op` does not accept there.
+    """
     seen: set[str] = set()
     dots: Span | None = None
     for element, item in items_of(term):
-        if isinstance(element, Bracket):
+        if isinstance(element, Bracket) and not brackets:
             raise _not_allowed(pattern, element.span, op)
         if isinstance(item, Dots):
             if dots is not None:
@@ -250,7 +270,7 @@ def check_pattern(op: str, text: str) -> Pattern:
                 span=span,
                 hint="separate axes with spaces, not commas",
             )
-        _check_term(pattern, terms[0], side, op)
+        check_term(pattern, terms[0], side, op)
     left, right = pattern.inputs[0], pattern.outputs[0]
     left_dots, right_dots = _dots_span(left), _dots_span(right)
     # reduce may reduce the axes '...' stands for: then it is on the left only.
@@ -326,23 +346,22 @@ def plan_recipe(op: str, text: str, shape: Sequence[int], lengths: LengthItems =
                     hint=f"pass {name}=... or write an integer literal",
                 )
             known[name] = length
-    unused = [name for name in given if name not in used]
-    if unused:
-        raise ShapeError(
-            f"axis length {unused[0]}={given[unused[0]]} is given but '{unused[0]}' is not in "
-            "the pattern",
-            pattern=text,
-        )
-    return _make_recipe(tuple(shape), in_dims, out_dims, known)
+    check_used(text, given, used)
+    return make_recipe(tuple(shape), in_dims, out_dims, known)
 
 
 def _slot_names(dims: Sequence[Dim]) -> list[str]:
     return [slot.name or "" for dim in dims for slot in dim.slots]
 
 
-def _make_recipe(
+def make_recipe(
     shape: tuple[int, ...], in_dims: Sequence[Dim], out_dims: Sequence[Dim], known: dict[str, int]
 ) -> Recipe:
+    """The recipe from an array of `shape` read as `in_dims` to `out_dims`.
+
+    Axes of `out_dims` missing from `in_dims` are broadcast (as repeat does); axes of
+    `in_dims` missing from `out_dims` are reduced. `known` holds every axis's length.
+    """
     in_axes, out_axes = _slot_names(in_dims), _slot_names(out_dims)
     out_set = set(out_axes)
     init_shape = tuple(known[n] for n in in_axes)

@@ -8,19 +8,61 @@ ops run them; only the adapters (``tensorops/_backends/``) import a framework.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
-__all__ = ["REDUCTIONS", "Backend", "Executor", "Reduction"]
+__all__ = ["REDUCTIONS", "Backend", "Executor", "IndexSpec", "Reduction"]
 
 #: What a plan gives the dispatch to run: ``run(x_or_arrays, arg) -> result``, made for
 #: one adapter; ``arg`` is what the op passes on (a reduction function, for one).
 Executor = Callable[[Any, Any], Any]
 
 #: The reductions every adapter implements by name; anything else is a callable.
-REDUCTIONS: tuple[str, ...] = ("sum", "mean", "max", "min", "prod", "any", "all")
+#: ``argmax`` / ``argmin`` over several axes give the position in those axes flattened in
+#: their order; ``var`` / ``std`` are the population statistics (no degrees-of-freedom
+#: correction); ``logsumexp`` is stable for large magnitudes.
+REDUCTIONS: tuple[str, ...] = (
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "prod",
+    "any",
+    "all",
+    "argmax",
+    "argmin",
+    "logsumexp",
+    "var",
+    "std",
+)
 
 #: A reduction: a name from :data:`REDUCTIONS` or ``f(x, axes) -> array``.
 Reduction = str | Callable[[Any, tuple[int, ...]], Any]
+
+
+class IndexSpec(NamedTuple):
+    """One gather or scatter, in the layout the plan brings its arrays to.
+
+    With a batch axis, the array is ``(batch, positions, channels)``, the index
+    ``(batch, p)`` and the values and the gathered result ``(batch, p, channels)``;
+    without, the array is ``(positions, *rest)``, the index ``(*p)`` and the
+    values and the result ``(*p, *rest)``. ``positions`` is the indexed axes merged
+    in their order; with several, the index has a last axis of one coordinate per
+    indexed axis. ``channels`` is absent when it is None.
+
+    Attributes:
+        lengths: the lengths of the indexed axes (one per coordinate).
+        batch: the length of the batch axis, or None when there is none.
+        channels: the length of the channel axis (with a batch axis), or None.
+        index_dtype: the index's dtype (an integer dtype of the family).
+        out_of_range: makes the error for an index outside its axis, from the
+            coordinate's position and its value, where the family checks.
+    """
+
+    lengths: tuple[int, ...]
+    batch: int | None
+    channels: int | None
+    index_dtype: Any
+    out_of_range: Callable[[int, Any], Exception]
 
 
 class Backend(Protocol):
@@ -78,6 +120,13 @@ class Backend(Protocol):
     def result_type(self, xs: Sequence[Any]) -> Any:
         """The dtype the framework promotes the arrays ``xs`` to."""
 
+    def constant(self, value: complex, like: Any) -> Any:
+        """A 0-d array holding the Python number ``value``, of ``like``'s dtype and device.
+
+        ``value`` is cast as an array's values are cast to another dtype (the values of
+        set_at / add_at).
+        """
+
     def scalar(self, value: complex, like: Any) -> Any:
         """A 0-d array holding the Python number ``value``, on ``like``'s device.
 
@@ -109,3 +158,22 @@ class Backend(Protocol):
 
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
         """An executor that reduces `axes` (never empty) with one of :data:`REDUCTIONS`."""
+
+    def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
+        """An executor: the softmax (or log-softmax) over `axes` jointly, shape kept, stable."""
+
+    # Indexing (get_at, set_at, add_at). The plan brings the arrays to the layout of an
+    # IndexSpec; these make the calls in between.
+
+    def is_integer(self, dtype: Any) -> bool:
+        """Whether `dtype` is an integer dtype (bool is not): what an index may hold."""
+
+    def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
+        """``gather(x, index)``: the entries of `x` at the index, in `spec`'s layout."""
+
+    def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
+        """``scatter(x, index, values)``: a new array, `x` with the values written or added.
+
+        Raises:
+            BackendError: the family has no scatter (the array API standard defines none).
+        """

@@ -72,3 +72,56 @@ def test_einmix():
     assert gradcheck(
         fn, (x, mix.weight.detach().requires_grad_(), mix.bias.detach().requires_grad_())
     )
+
+
+# --- softmax, the new reductions, indexing --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "pattern", ["b h [i] j", "b h [i j]", "b [h] i [j]", "b [h i] j -> b j [h i]"]
+)
+def test_softmax(pattern):
+    x = _x(2, 3, 4, 2)
+    assert gradcheck(lambda x: tops.softmax(x, pattern), (x,))
+    assert gradcheck(lambda x: tops.log_softmax(x, pattern), (x,))
+
+
+@pytest.mark.parametrize("reduction", ["logsumexp", "var", "std"])
+def test_new_reductions(reduction):
+    assert gradcheck(lambda x: tops.reduce(x, "b (h 2) w -> b w", reduction), (_x(2, 4, 3),))
+
+
+def _index(high, *shape):
+    return torch.randint(0, high, shape)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "shape", "index"),
+    [
+        ("b [t] c, b p -> b p c", (2, 5, 3), _index(5, 2, 4)),
+        ("[v] d, b n -> b n d", (6, 3), _index(6, 2, 3)),
+        (
+            "b [h w] c, b p [2] -> p c b",
+            (2, 3, 4, 2),
+            torch.stack([_index(3, 2, 5), _index(4, 2, 5)], -1),
+        ),
+    ],
+)
+def test_get_at(pattern, shape, index):
+    assert gradcheck(lambda x: tops.get_at(x, index, pattern), (_x(*shape),))
+
+
+SCATTER = "b [t] c, b p, b p c -> b [t] c"
+
+
+def test_set_at():
+    index = torch.tensor([[0, 3, 1], [4, 2, 0]])  # no repeats: which value is written is defined
+    assert gradcheck(lambda x, v: tops.set_at(x, index, v, SCATTER), (_x(2, 5, 3), _x(2, 3, 3)))
+
+
+def test_add_at():
+    index = torch.tensor([[0, 3, 3], [4, 4, 4]])  # repeats add up
+    assert gradcheck(lambda x, v: tops.add_at(x, index, v, SCATTER), (_x(2, 5, 3), _x(2, 3, 3)))
+    assert gradcheck(
+        lambda x, v: tops.add_at(x, index[0], v, "[t] c, p, c -> c [t]"), (_x(5, 3), _x(3))
+    )

@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 
 import torch
 import torch._dynamo
-from tensorops.layers.torch import EinMix, Rearrange, Reduce, Repeat
+from tensorops.layers.torch import EinMix, LogSoftmax, Rearrange, Reduce, Repeat, Softmax
 from torch._dynamo.testing import CompileCounter
 
 import tensorops as tops
@@ -121,6 +121,43 @@ FUNCTIONS["reduce-callable"] = (
     lambda x: tops.reduce(x, "b c w -> b w", lambda t, axes: torch.logsumexp(t, dim=axes)),
     lambda b: (torch.randn(b, 3, 5),),
 )
+FUNCTIONS["softmax"] = (
+    lambda x: tops.softmax(x, "b h [i] j"),
+    lambda b: (torch.randn(b, 3, 4, 5),),
+)
+FUNCTIONS["log_softmax-joint-rearranged"] = (
+    lambda x: tops.log_softmax(x, "b [h] i [j] -> b i [h j]"),
+    lambda b: (torch.randn(b, 3, 4, 5),),
+)
+for _reduction in ("argmax", "argmin", "logsumexp", "var", "std"):
+    FUNCTIONS[f"reduce-{_reduction}"] = (
+        lambda x, r=_reduction: tops.reduce(x, "b c (h 2) w -> b h", r),
+        lambda b: (torch.randn(b, 3, 4, 5),),
+    )
+FUNCTIONS["get_at"] = (
+    lambda x, i: tops.get_at(x, i, "b [t] c, b p -> b p c"),
+    lambda b: (torch.randn(b, 5, 3), torch.randint(0, 5, (b, 4))),
+)
+FUNCTIONS["get_at-2d"] = (
+    lambda x, i: tops.get_at(x, i, "b [h w] c, b p [2] -> p b c"),
+    lambda b: (torch.randn(b, 4, 5, 3), torch.randint(0, 4, (b, 6, 2))),
+)
+FUNCTIONS["get_at-embedding"] = (
+    lambda x, i: tops.get_at(x, i, "[v] d, b n -> b n d"),
+    lambda b: (torch.randn(10, 3), torch.randint(0, 10, (b, 4))),
+)
+FUNCTIONS["set_at"] = (
+    lambda x, i, v: tops.set_at(x, i, v, "b [t] c, b p, b p c -> b [t] c"),
+    lambda b: (torch.randn(b, 5, 3), torch.randperm(5)[:4].repeat(b, 1), torch.randn(b, 4, 3)),
+)
+FUNCTIONS["set_at-number"] = (
+    lambda x, i: tops.set_at(x, i, -1.0, "b [t], b p, -> b [t]"),
+    lambda b: (torch.randn(b, 5), torch.randint(0, 5, (b, 2))),
+)
+FUNCTIONS["add_at"] = (
+    lambda x, i, v: tops.add_at(x, i, v, "[t] c, b p, c -> [t] c"),
+    lambda b: (torch.randn(7, 3), torch.randint(0, 7, (b, 4)), torch.randn(3)),
+)
 if hasattr(tops, "einsum"):
     FUNCTIONS["einsum-2"] = (
         lambda x, w: tops.einsum("b n d, d e -> b n e", x, w),
@@ -223,6 +260,8 @@ def _layers():
             EinMix("b n d -> b n e", weight_shape="d e", bias_shape="e", d=4, e=3),
             (5, 4),
         ),
+        "Softmax": (Softmax("b h i [j]"), (2, 3, 4)),
+        "LogSoftmax-joint": (LogSoftmax("b [h w] c"), (3, 4, 2)),
         "EinMix-composed": (
             EinMix("b (h w) c -> b h w c2", weight_shape="c c2", bias_shape="c2", h=2, c=3, c2=4),
             (6, 3),
@@ -272,3 +311,55 @@ def test_model_with_inductor(dynamic, einmix):
         torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
         out.sum().backward()
         assert x.grad is not None
+
+
+def _attend_and_scatter(x, index, values):
+    """softmax, an arg-reduction, a gather and both scatters in one function."""
+    weights = tops.softmax(x, "b [t] c")
+    best = tops.reduce(weights, "b t c -> b c", "argmax")
+    picked = tops.get_at(x, index, "b [t] c, b p -> b p c")
+    spread = tops.add_at(weights, index, picked * values, "b [t] c, b p, b p c -> b [t] c")
+    return tops.set_at(spread, best, 0.0, "b [t] c, b c, -> b [t] c"), best
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:`torch.jit.*` is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_new_ops_with_inductor(dynamic):
+    compiled = torch.compile(_attend_and_scatter, fullgraph=True, dynamic=dynamic)
+    for batch in (2, 3):
+        x = torch.randn(batch, 7, 3, requires_grad=True)
+        index, values = torch.randint(0, 7, (batch, 4)), torch.randn(batch, 4, 3)
+        out, best = compiled(x, index, values)
+        expected, expected_best = _attend_and_scatter(x, index, values)
+        torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
+        assert torch.equal(best, expected_best)
+        out.sum().backward()
+        assert x.grad is not None
+
+
+@pytest.mark.parametrize(
+    ("fn", "inputs"),
+    [
+        (
+            lambda x, i: tops.get_at(x, i, "b [t] c, b p -> b p c"),
+            (torch.randn(2, 5, 3), torch.rand(2, 4)),  # a float index
+        ),
+        (
+            lambda x, i: tops.get_at(x, i, "b [t] c, b p [2] -> b p c"),
+            (torch.randn(2, 5, 3), torch.zeros(2, 4, 2, dtype=torch.int64)),
+        ),
+        (lambda x: tops.softmax(x, "b h i j"), (torch.randn(2, 3, 4, 5),)),
+    ],
+    ids=["float-index", "coordinate-axis", "no-brackets"],
+)
+def test_errors_inside_compile_are_the_eager_errors(fn, inputs):
+    with pytest.raises(tops.TensorOpsError) as eager:
+        fn(*inputs)
+    for dynamic in (False, True):
+        torch._dynamo.reset()
+        compiled = torch.compile(fn, backend="eager", fullgraph=True, dynamic=dynamic)
+        with pytest.raises(tops.TensorOpsError) as traced:
+            compiled(*inputs)
+        assert str(traced.value) == str(eager.value)
+        assert isinstance(traced.value, type(eager.value))

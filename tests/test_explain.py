@@ -114,8 +114,8 @@ def test_no_array_is_needed_and_the_result_is_a_str() -> None:
         ),
         (
             lambda: tops.explain("a b -> a", (2, 3), reduction="median"),
-            "unknown reduction 'median'; valid: sum, mean, max, min, prod, any, all, or a "
-            "callable f(x, axes)",
+            "unknown reduction 'median'; valid: sum, mean, max, min, prod, any, all, argmax, "
+            "argmin, logsumexp, var, std, or a callable f(x, axes)",
         ),
         (
             lambda: tops.explain("a b -> b a", (2, 3), op="repeat", reduction="max"),

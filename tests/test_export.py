@@ -7,7 +7,9 @@ import pytest
 pytest.importorskip("torch")
 
 import torch
-from tensorops.layers.torch import EinMix, Rearrange, Reduce, Repeat
+from tensorops.layers.torch import EinMix, LogSoftmax, Rearrange, Reduce, Repeat, Softmax
+
+import tensorops as tops
 
 pytestmark = pytest.mark.slow
 
@@ -82,3 +84,33 @@ def test_jit_trace():
     x = torch.randn(4, 3, 8, 8)
     traced = torch.jit.trace(model, (x,))
     torch.testing.assert_close(traced(x), model(x))
+
+
+class _Attention(torch.nn.Module):
+    """Attention weights by Softmax, then the top-2 keys of each query gathered with get_at."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weights = Softmax("b i [j]")
+        self.log_weights = LogSoftmax("b i [j]")
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        scores = tops.einsum("b i d, b j d -> b i j", q, k)
+        weights = self.weights(scores)
+        top = tops.reduce(scores, "b i j -> b i", "argmax")
+        keys = tops.get_at(k, top, "b [j] d, b i -> b i d")
+        return weights, self.log_weights(scores), keys
+
+
+def test_export_of_the_new_layers_and_ops():
+    model = _Attention().eval()
+    batch = torch.export.Dim("batch", min=1, max=1024)
+    q, k = torch.randn(4, 5, 3), torch.randn(4, 6, 3)
+    program = torch.export.export(model, (q, k), dynamic_shapes=({0: batch}, {0: batch}))
+    for size in (1, 3, 7):
+        q, k = torch.randn(size, 5, 3), torch.randn(size, 6, 3)
+        for got, expected in zip(program.module()(q, k), model(q, k), strict=True):
+            torch.testing.assert_close(got, expected)
+    ops = {str(node.target) for node in program.graph.nodes if node.op == "call_function"}
+    assert any("softmax" in op for op in ops)
+    assert any("gather" in op for op in ops)

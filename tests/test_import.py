@@ -20,6 +20,7 @@ PUBLIC_API = [
     "ShapeError",
     "TensorOpsError",
     "__version__",
+    "add_at",
     "asnumpy",
     "cache_info",
     "clear_caches",
@@ -28,11 +29,15 @@ PUBLIC_API = [
     "einsum",
     "einsum_path",
     "explain",
+    "get_at",
+    "log_softmax",
     "pack",
     "parse_shape",
     "rearrange",
     "reduce",
     "repeat",
+    "set_at",
+    "softmax",
     "unpack",
 ]
 

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("torch")
 
 import torch
-from tensorops.layers.torch import EinMix, Rearrange, Reduce, Repeat
+from tensorops.layers.torch import EinMix, LogSoftmax, Rearrange, Reduce, Repeat, Softmax
 
 import tensorops as tops
 
@@ -75,6 +75,16 @@ def test_reduce_callable():
     layer = Reduce("a b c -> a", amax_of)
     torch.testing.assert_close(layer(x), x.amax(dim=(1, 2)))
     assert torch.equal(Reduce("a b c -> a c", torch.logsumexp)(x), torch.logsumexp(x, dim=(1,)))
+
+
+def test_softmax_layers_match_the_functions():
+    x = torch.randn(2, 3, 4, 5)
+    torch.testing.assert_close(Softmax("b h i [j]")(x), torch.softmax(x, -1))
+    torch.testing.assert_close(LogSoftmax("b [h] i j")(x), torch.log_softmax(x, 1))
+    joint = Softmax("b h [i j]")(x)
+    torch.testing.assert_close(joint, torch.softmax(x.flatten(2), -1).view(x.shape))
+    attention = torch.nn.Sequential(Rearrange("b (h i) j -> b h i j", h=3), Softmax("b h i [j]"))
+    assert attention(torch.randn(2, 12, 5)).sum(-1).allclose(torch.ones(2, 3, 4))
 
 
 def test_repeat_matches_function():
@@ -185,6 +195,9 @@ def test_einmix_parameters_have_einops_shapes():
         (lambda: EinMix("b c -> b d", "c d", c=3, d=2, q=1), "q=1 is not used"),
         (lambda: EinMix("b ... c -> b d", "c d", c=3, d=2), "'...' must appear on both sides"),
         (lambda: EinMix("b c", "c d", c=3, d=2), "one 'left -> right'"),
+        (lambda: Softmax("b h i j"), "Softmax: the axes to normalize must be in brackets"),
+        (lambda: LogSoftmax("b [c] -> b c"), "LogSoftmax: axis 'c' is in brackets on one side"),
+        (lambda: Softmax("b [c]", z=2), "z=2 is given but 'z' is not in the pattern"),
     ],
 )
 def test_bad_layers_fail_when_built(build, message):
@@ -200,6 +213,8 @@ def test_wrong_rank_is_a_tensorops_error():
         Reduce("b c h w -> b c", "max"),
         Repeat("b c -> b c r", r=2),
         EinMix("b n d -> b n e", weight_shape="d e", d=3, e=2),
+        Softmax("b h i [j]"),
+        LogSoftmax("b [c]"),
     ):
         with pytest.raises(tops.TensorOpsError) as info:
             layer(torch.zeros(3))
@@ -221,6 +236,9 @@ LAYERS = [
         (2, 5, 48),
     ),
     ("EinMix('b (h w) c -> b h w c2', weight_shape='c c2', h=4, c=3, c2=5)", (2, 12, 3)),
+    ("Softmax('b h i [j]')", (2, 3, 4, 5)),
+    ("Softmax('b [(h w)] c', h=2)", (2, 6, 3)),
+    ("LogSoftmax('b [h w] c -> b c [h w]')", (2, 3, 4, 5)),
 ]
 NAMESPACE = {
     "Rearrange": Rearrange,
@@ -228,6 +246,8 @@ NAMESPACE = {
     "Repeat": Repeat,
     "EinMix": EinMix,
     "amax_of": amax_of,
+    "Softmax": Softmax,
+    "LogSoftmax": LogSoftmax,
 }
 
 
@@ -280,6 +300,8 @@ def test_outputs_follow_the_input_dtype(dtype):
     assert Rearrange("b c h w -> b (h w) c")(x).dtype == dtype
     assert Reduce("b c h w -> b c", "max")(x).dtype == dtype
     assert Repeat("b c h w -> b c h w r", r=2)(x).dtype == dtype
+    assert Softmax("b c h [w]")(x).dtype == dtype
+    assert LogSoftmax("b [c] h w")(x).dtype == dtype
     mix = EinMix("b c h w -> b h w e", weight_shape="c e", bias_shape="e", c=3, e=2).to(dtype)
     assert mix.weight.dtype == dtype
     assert mix(x).dtype == dtype

@@ -22,6 +22,7 @@ CACHE_SIZES = {
     "tensorops._einsum._compile.plan_einsum_cached": 1024,
     "tensorops._einsum._notation.parse_equation": 1024,
     "tensorops._grammar.parse_pattern": 1024,
+    "tensorops._marked.read_pattern": 1024,
     "tensorops._pack._pack_term": 256,
     "tensorops._plan.check_pattern": 1024,
 }

@@ -11,14 +11,15 @@ This module imports only numpy; the namespace is handed in by the registry.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from tensorops._backends._numpy import split_by_slicing
+from tensorops._backends._numpy import reduced_last, split_by_slicing
 from tensorops._errors import FRAMEWORK_ERRORS, BackendError
-from tensorops._types import Executor
+from tensorops._types import Executor, IndexSpec
 
 __all__ = ["ArrayApiBackend"]
 
@@ -36,7 +37,7 @@ _SCALAR_KINDS: tuple[tuple[type, tuple[str, ...]], ...] = (
 class ArrayApiBackend:
     """Primitives for the arrays of one array-API namespace ``xp``."""
 
-    __slots__ = ("_is_cupy", "_linalg_diagonal", "is_dask", "namespace", "xp")
+    __slots__ = ("_is_cupy", "_is_jax", "_linalg_diagonal", "is_dask", "namespace", "xp")
     name: str = "array_api"
 
     def __init__(self, xp: Any) -> None:
@@ -46,6 +47,7 @@ class ArrayApiBackend:
         #: whether the arrays are Dask's (lazy: asking for values computes them)
         self.is_dask = self.namespace in ("dask.array", "array_api_compat.dask.array")
         self._is_cupy = self.namespace in ("cupy", "array_api_compat.cupy")
+        self._is_jax = self.namespace == "jax.numpy"
         # `diagonal` is in the optional linalg extension only; without it we fall back to
         # a strided slice of the flattened last two axes (see `diagonal`).
         linalg = getattr(xp, "linalg", None)
@@ -86,7 +88,7 @@ class ArrayApiBackend:
         return reshape
 
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
-        function = getattr(self.xp, reduction)
+        function = self._reduction(reduction)
         namespace = self.namespace
 
         def reduce(x: Any, arg: Any) -> Any:
@@ -103,6 +105,131 @@ class ArrayApiBackend:
                 ) from None
 
         return reduce
+
+    def _reduction(self, reduction: str) -> Callable[..., Any]:
+        """``f(x, axis=axes)`` for a reduction the standard has under another name or not at all."""
+        xp = self.xp
+        if reduction in ("var", "std"):
+            return lambda x, axis: getattr(xp, reduction)(x, axis=axis, correction=0)
+        if reduction in ("argmax", "argmin"):
+            # the standard's argmax takes one axis: several are brought last and flattened
+            single = getattr(xp, reduction)
+
+            def arg(x: Any, axis: tuple[int, ...]) -> Any:
+                if len(axis) == 1:
+                    return single(x, axis=axis[0])
+                perm, start = reduced_last(x.shape, axis)
+                if perm is not None:
+                    x = xp.permute_dims(x, perm)
+                x = self.reshape(x, (*x.shape[:start], math.prod(x.shape[start:])))
+                return single(x, axis=-1)
+
+            return arg
+        if reduction == "logsumexp":
+            return self._logsumexp
+        return getattr(xp, reduction)  # type: ignore[no-any-return]
+
+    def _logsumexp(self, x: Any, axis: tuple[int, ...]) -> Any:
+        xp = self.xp
+        top = xp.max(x, axis=axis, keepdims=True)
+        # an infinite maximum (all -inf, or a +inf) would give inf - inf: shift by 0 instead
+        top = xp.where(xp.isfinite(top), top, xp.zeros_like(top))
+        total = xp.log(xp.sum(xp.exp(x - top), axis=axis))
+        return total + xp.reshape(top, total.shape)
+
+    def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
+        xp = self.xp
+
+        def softmax(x: Any, arg: Any) -> Any:
+            shifted = x - xp.max(x, axis=axes, keepdims=True)
+            exp = xp.exp(shifted)
+            total = xp.sum(exp, axis=axes, keepdims=True)
+            return shifted - xp.log(total) if log else exp / total
+
+        return softmax
+
+    def is_integer(self, dtype: Any) -> bool:
+        return bool(self.xp.isdtype(dtype, "integral"))
+
+    # Indexes are not range-checked here: the family's `take` applies its own rule (an
+    # error for array-api-strict, a fill value for JAX).
+    def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
+        xp, positions = self.xp, self._positions(spec)
+        take_along = getattr(xp, "take_along_axis", None)  # in the standard since 2024.12
+        if spec.batch is None:
+
+            def take(x: Any, index: Any) -> Any:
+                where = positions(index)
+                out = xp.take(x, self.reshape(where, (-1,)), axis=0)
+                return self.reshape(out, (*where.shape, *x.shape[1:]))
+
+            return take
+        if take_along is not None:
+
+            def gather(x: Any, index: Any) -> Any:
+                where = positions(index)
+                if spec.channels is not None:
+                    where = self.reshape(where, (*where.shape, 1))
+                return take_along(x, where, axis=1)
+
+            return gather
+        rows, offsets = self._rows(spec)
+
+        def take_rows(x: Any, index: Any) -> Any:
+            where = positions(index)
+            flat = self.reshape(where + offsets(x, where), (-1,))
+            out = xp.take(self.reshape(x, rows), flat, axis=0)
+            return self.reshape(out, (*where.shape, *rows[1:]))
+
+        return take_rows
+
+    def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
+        if not self._is_jax:
+            raise BackendError(
+                f"the array API standard defines no scatter, and tensorops has none for "
+                f"{self.namespace} arrays: set_at and add_at run on numpy, torch and jax arrays",
+                hint="convert first, e.g. tops.convert(x, 'numpy'), and back",
+            )
+        positions = self._positions(spec)
+        method = "add" if accumulate else "set"
+        if spec.batch is None:
+            return lambda x, index, values: getattr(x.at[positions(index)], method)(values)
+        rows, offsets = self._rows(spec)
+        shape = (spec.batch, math.prod(spec.lengths), *rows[1:])
+
+        def scatter(x: Any, index: Any, values: Any) -> Any:
+            where = positions(index)
+            out = getattr(self.reshape(x, rows).at[where + offsets(x, where)], method)(values)
+            return self.reshape(out, shape)
+
+        return scatter
+
+    def _positions(self, spec: IndexSpec) -> Callable[[Any], Any]:
+        """The positions an index reads in the merged indexed axes: ``(i0 * n1 + i1) * n2 ...``."""
+        lengths = spec.lengths
+        if len(lengths) == 1:
+            return lambda index: index
+
+        def positions(index: Any) -> Any:
+            flat = index[..., 0]
+            for j in range(1, len(lengths)):
+                flat = flat * lengths[j] + index[..., j]
+            return flat
+
+        return positions
+
+    def _rows(self, spec: IndexSpec) -> tuple[tuple[int, ...], Callable[[Any, Any], Any]]:
+        """The batched array as rows (batch and indexed axes merged), and each batch's offset."""
+        from array_api_compat import device
+
+        xp, batch, size = self.xp, spec.batch or 1, math.prod(spec.lengths)
+        rows = (batch * size,) if spec.channels is None else (batch * size, spec.channels)
+
+        def offsets(x: Any, where: Any) -> Any:
+            starts = xp.arange(0, batch * size, size, dtype=where.dtype, device=device(x))
+            return self.reshape(starts, (batch, 1))
+
+        return rows, offsets
 
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
         return self.xp.broadcast_to(x, shape)
@@ -140,6 +267,9 @@ class ArrayApiBackend:
 
     def result_type(self, xs: Sequence[Any]) -> Any:
         return self.xp.result_type(*xs)
+
+    def constant(self, value: complex, like: Any) -> Any:
+        return self.astype(self.scalar(value, like), like.dtype)
 
     def scalar(self, value: complex, like: Any) -> Any:
         from array_api_compat import device

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from tensorops._errors import FRAMEWORK_ERRORS, ArgumentError, BackendError, ShapeError
-from tensorops._types import Executor
+from tensorops._types import Executor, IndexSpec
 
-__all__ = ["NumpyBackend", "split_by_slicing"]
+__all__ = ["NumpyBackend", "reduced_last", "split_by_slicing"]
 
 # The ufunc reductions skip the array-function dispatch of np.sum & co.: a cache hit on a
 # tiny array spends most of its time there otherwise.
@@ -22,7 +23,46 @@ _REDUCE: dict[str, Callable[..., Any]] = {
     "prod": np.multiply.reduce,
     "any": np.logical_or.reduce,
     "all": np.logical_and.reduce,
+    "argmax": lambda x, axes: _flat_arg(x, axes, np.ndarray.argmax),
+    "argmin": lambda x, axes: _flat_arg(x, axes, np.ndarray.argmin),
+    "logsumexp": lambda x, axes: _logsumexp(x, axes),
+    "var": np.ndarray.var,  # population (ddof=0), as NumPy's default
+    "std": np.ndarray.std,
 }
+#: argmax / argmin over one axis: the method itself, called with that axis.
+_ONE_AXIS: dict[str, Callable[..., Any]] = {
+    "argmax": np.ndarray.argmax,
+    "argmin": np.ndarray.argmin,
+}
+
+
+def reduced_last(shape: Sequence[int], axes: tuple[int, ...]) -> tuple[tuple[int, ...] | None, int]:
+    """How to bring `axes` of an array of `shape` last, in order: (permutation or None, start).
+
+    Their flattened positions are what argmax / argmin over several axes return.
+    """
+    ndim = len(shape)
+    start = ndim - len(axes)
+    if axes == tuple(range(start, ndim)):
+        return None, start
+    return (*(i for i in range(ndim) if i not in axes), *axes), start
+
+
+def _flat_arg(x: Any, axes: tuple[int, ...], method: Callable[..., Any]) -> Any:
+    """The argmax / argmin over `axes` flattened in their order (as if written ``(h w)``)."""
+    perm, start = reduced_last(x.shape, axes)
+    if perm is not None:
+        x = x.transpose(perm)
+    return method(x.reshape(*x.shape[:start], math.prod(x.shape[start:])), -1)
+
+
+def _logsumexp(x: Any, axes: tuple[int, ...]) -> Any:
+    """log(sum(exp(x))) over `axes`, shifted by the maximum so that nothing overflows."""
+    top = np.maximum.reduce(x, axes, keepdims=True)
+    # an infinite maximum (all -inf, or a +inf) would give inf - inf: shift by 0 instead
+    top[np.isinf(top)] = 0
+    total = np.log(np.add.reduce(np.exp(x - top), axes))
+    return total + top.reshape(total.shape)
 
 
 def split_by_slicing(x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
@@ -73,10 +113,13 @@ class NumpyBackend:
 
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
         function = _REDUCE[reduction]
+        where: Any = axes
+        if reduction in _ONE_AXIS and len(axes) == 1:
+            function, where = _ONE_AXIS[reduction], axes[0]
 
         def reduce(x: Any, arg: Any) -> Any:
             try:
-                return function(x, axes)  # positional: parsed faster than axis=
+                return function(x, where)  # positional: parsed faster than axis=
             except FRAMEWORK_ERRORS as error:
                 # e.g. max of an empty axis: "zero-size array to reduction operation ..."
                 raise BackendError(
@@ -85,6 +128,54 @@ class NumpyBackend:
                 ) from None
 
         return reduce
+
+    def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
+        def softmax(x: Any, arg: Any) -> Any:
+            shifted = x - np.maximum.reduce(x, axes, keepdims=True)
+            exp = np.exp(shifted)
+            total = np.add.reduce(exp, axes, keepdims=True)
+            if log:
+                return shifted - np.log(total)
+            exp /= total
+            return exp
+
+        return softmax
+
+    def is_integer(self, dtype: Any) -> bool:
+        return bool(np.issubdtype(dtype, np.integer))
+
+    def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
+        positions = _positions(spec)
+        if spec.batch is None:
+
+            def take(x: Any, index: Any) -> Any:
+                return x.take(positions(index), 0)
+
+            return take
+        rows = _rows(spec)
+
+        def gather(x: Any, index: Any) -> Any:
+            return x.reshape(rows).take(positions(index), 0)
+
+        return gather
+
+    def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
+        positions = _positions(spec)
+        rows = back = None
+        if spec.batch is not None:
+            rows = _rows(spec)
+            back = (spec.batch, math.prod(spec.lengths), *rows[1:])
+
+        def scatter(x: Any, index: Any, values: Any) -> Any:
+            out = (x if rows is None else x.reshape(rows)).copy()
+            where = positions(index)
+            if accumulate:
+                np.add.at(out, where, values)
+            else:
+                out[where] = values
+            return out if back is None else out.reshape(back)
+
+        return scatter
 
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
         # A read-only view: nobody writes through the broadcast alias by accident.
@@ -130,6 +221,9 @@ class NumpyBackend:
     def result_type(self, xs: Sequence[Any]) -> Any:
         return np.result_type(*xs)
 
+    def constant(self, value: complex, like: Any) -> Any:
+        return np.asarray(value).astype(like.dtype)
+
     def scalar(self, value: complex, like: Any) -> Any:
         return np.asarray(value)  # numpy.einsum's rule: int64 / float64 / complex128 / bool
 
@@ -144,3 +238,37 @@ class NumpyBackend:
 
     def __repr__(self) -> str:
         return "NumpyBackend()"
+
+
+def _rows(spec: IndexSpec) -> tuple[int, ...]:
+    """The array of a batched gather with its batch and indexed axes merged: one row per entry."""
+    rows = (spec.batch or 1) * math.prod(spec.lengths)
+    return (rows,) if spec.channels is None else (rows, spec.channels)
+
+
+def _positions(spec: IndexSpec) -> Callable[[Any], Any]:
+    """The rows an index reads: its coordinates raveled, each checked to be in its range.
+
+    ``numpy.ravel_multi_index`` checks every coordinate (a negative one too) and merges
+    them in one call; with a batch axis it merges the batch position first.
+    """
+    lengths, k = spec.lengths, len(spec.lengths)
+    lead: tuple[Any, ...] = ()
+    dims = lengths
+    if spec.batch is not None:
+        lead = (np.arange(spec.batch).reshape(spec.batch, 1),)
+        dims = (spec.batch, *lengths)
+    out_of_range = spec.out_of_range
+
+    def positions(index: Any) -> Any:
+        coordinates = (index,) if k == 1 else tuple(index[..., j] for j in range(k))
+        try:
+            return np.ravel_multi_index(lead + coordinates, dims)
+        except ValueError:
+            for j, (values, length) in enumerate(zip(coordinates, lengths, strict=True)):
+                bad = (values < 0) | (values >= length)
+                if bad.any():
+                    raise out_of_range(j, values[bad].flat[0].item()) from None
+            raise
+
+    return positions

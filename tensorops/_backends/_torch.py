@@ -12,14 +12,15 @@ does for torch.compile is in :mod:`tensorops._tracing`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
+from tensorops._backends._numpy import reduced_last
 from tensorops._errors import FRAMEWORK_ERRORS, BackendError, ShapeError
-from tensorops._types import Executor
+from tensorops._types import Executor, IndexSpec
 
 __all__ = ["TorchBackend", "stand_in", "tensor_to_numpy"]
 
@@ -98,17 +99,87 @@ class TorchBackend:
 
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
         function = _REDUCERS.get(reduction, _reduce_one_by_one(reduction))
+        where: Any = axes
+        if reduction in _ONE_AXIS and len(axes) == 1:
+            function, where = _ONE_AXIS[reduction], axes[0]
 
         def reduce(x: Any, arg: Any) -> Any:
             if not axes:
                 # torch reads dim=() as "every dim"; the protocol means "no dim".
                 return x
             try:
-                return function(x, axes)  # positional: torch parses it faster than dim=
+                return function(x, where)  # positional: torch parses it faster than dim=
             except FRAMEWORK_ERRORS as error:
                 raise _refused(x, reduction, axes, error) from None
 
         return reduce
+
+    def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
+        function = torch.log_softmax if log else torch.softmax
+        first, last = axes[0], axes[-1]
+        if len(axes) == 1:
+
+            def softmax(x: Any, arg: Any) -> Any:
+                return function(x, first)
+
+        elif axes == tuple(range(first, last + 1)):  # adjacent: one axis for torch's kernel
+
+            def softmax(x: Any, arg: Any) -> Any:
+                return function(x.flatten(first, last), first).view(x.shape)
+
+        else:
+
+            def softmax(x: Any, arg: Any) -> Any:
+                shifted = x - torch.logsumexp(x, axes, keepdim=True)
+                return shifted if log else torch.exp(shifted)
+
+        return softmax
+
+    def is_integer(self, dtype: Any) -> bool:
+        return not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)
+
+    # No range check: it would read the index on the host (a sync). torch's kernels check
+    # it themselves (an error on the CPU, a device-side assert on CUDA).
+    def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
+        channels = spec.channels
+        gather: Callable[[Any, Any], Any]
+        if spec.batch is None:
+
+            def gather(x: Any, index: Any) -> Any:
+                return x[index]
+
+        elif channels is None:
+
+            def gather(x: Any, index: Any) -> Any:
+                return x.gather(1, index)
+
+        else:
+
+            def gather(x: Any, index: Any) -> Any:
+                return x.gather(1, index.unsqueeze(2).expand(-1, -1, channels))
+
+        return _with_positions(gather, spec)
+
+    def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
+        channels = spec.channels
+        scatter: Callable[[Any, Any, Any], Any]
+        if spec.batch is None:
+
+            def scatter(x: Any, index: Any, values: Any) -> Any:
+                return x.index_put((index,), values, accumulate=accumulate)
+
+        else:
+            function = torch.Tensor.scatter_add if accumulate else torch.Tensor.scatter
+
+            def scatter(x: Any, index: Any, values: Any) -> Any:
+                if channels is not None:
+                    index = index.unsqueeze(2).expand(-1, -1, channels)
+                return function(x, 1, index, values)
+
+        positions = _positions(spec)
+        if positions is None:
+            return scatter
+        return lambda x, index, values: scatter(x, positions(index), values)
 
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
         return x.expand(*shape) if shape else x.expand(shape)  # stride-0 view, no copy
@@ -158,6 +229,10 @@ class TorchBackend:
             dtype = torch.promote_types(dtype, x.dtype)
         return dtype
 
+    def constant(self, value: complex, like: Any) -> Any:
+        # no torch.result_type: Dynamo cannot trace a torch call that returns a dtype
+        return torch.tensor(value, dtype=like.dtype, device=like.device)
+
     def scalar(self, value: complex, like: Any) -> Any:
         # torch's rule for `like * value`: a float stays float16 with a float16 tensor
         return torch.tensor(value, dtype=torch.result_type(like, value), device=like.device)
@@ -187,6 +262,18 @@ class TorchBackend:
         return "TorchBackend()"
 
 
+def _flat_arg(function: Any) -> Any:
+    """The argmax / argmin over several axes flattened in their order (as if written ``(h w)``)."""
+
+    def arg(x: torch.Tensor, axes: tuple[int, ...]) -> Any:
+        perm, start = reduced_last(x.shape, axes)
+        if perm is not None:
+            x = x.permute(perm)
+        return function(x.flatten(start), -1)
+
+    return arg
+
+
 # One call each; the dict lookup is cheaper than a chain of string comparisons.
 _REDUCERS: dict[str, Any] = {
     "sum": torch.sum,
@@ -195,7 +282,50 @@ _REDUCERS: dict[str, Any] = {
     "min": torch.amin,
     "any": torch.any,
     "all": torch.all,
+    "argmax": _flat_arg(torch.argmax),
+    "argmin": _flat_arg(torch.argmin),
+    "logsumexp": torch.logsumexp,
+    "var": lambda x, axes: torch.var(x, axes, correction=0),
+    "std": lambda x, axes: torch.std(x, axes, correction=0),
 }
+
+#: argmax / argmin over one axis: the function itself, called with that axis.
+_ONE_AXIS: dict[str, Any] = {"argmax": torch.argmax, "argmin": torch.argmin}
+
+#: Index dtypes torch's indexing kernels take as they are (uint8 would be a mask).
+_INDEX_DTYPES = (torch.int64, torch.int32)
+
+
+def _positions(spec: IndexSpec) -> Callable[[Any], Any] | None:
+    """The positions an index reads in the merged indexed axes; None if it holds them already.
+
+    Several coordinates are merged as ``((i0 * n1) + i1) * n2 + i2``, one ``add`` each.
+    """
+    lengths = spec.lengths
+    wide = spec.index_dtype not in _INDEX_DTYPES or (
+        len(lengths) > 1 and spec.index_dtype != torch.int64
+    )
+    if len(lengths) == 1:
+        return (lambda index: index.long()) if wide else None
+
+    def positions(index: Any) -> Any:
+        if wide:
+            index = index.long()
+        flat = index[..., 0]
+        for j in range(1, len(lengths)):
+            flat = torch.add(index[..., j], flat, alpha=lengths[j])
+        return flat
+
+    return positions
+
+
+def _with_positions(
+    gather: Callable[[Any, Any], Any], spec: IndexSpec
+) -> Callable[[Any, Any], Any]:
+    positions = _positions(spec)
+    if positions is None:
+        return gather
+    return lambda x, index: gather(x, positions(index))
 
 
 def _reduce_one_by_one(reduction: str) -> Any:
