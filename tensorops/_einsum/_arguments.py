@@ -20,6 +20,7 @@ import contextlib
 import functools
 import operator
 import re
+import string
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
 
@@ -137,7 +138,7 @@ def split_operands(
 def _symbol(i: int) -> str:
     """The ``i``-th axis character: a-z, A-Z, then Unicode past 52 (as opt_einsum counts)."""
     if i < 52:
-        return "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[i]
+        return string.ascii_letters[i]
     return chr(i + 140) if i + 140 < 55296 else chr(i + 140 + 2048)
 
 

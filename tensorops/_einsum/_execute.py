@@ -21,7 +21,16 @@ from typing import Any
 
 from tensorops._types import Backend
 
-__all__ = ["Pair", "Prepare", "Program", "build_program", "promote", "run_program"]
+__all__ = [
+    "Pair",
+    "Prepare",
+    "Program",
+    "arrange_output",
+    "build_program",
+    "moved",
+    "promote",
+    "run_program",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +90,8 @@ def _prepare(
     return Prepare(shape, tuple(diagonals), summed), result
 
 
-def _identity(perm: tuple[int, ...]) -> tuple[int, ...] | None:
+def moved(perm: tuple[int, ...]) -> tuple[int, ...] | None:
+    """`perm`, or None when it moves nothing (no call is made for it)."""
     return None if perm == tuple(range(len(perm))) else perm
 
 
@@ -148,9 +158,9 @@ def _pair(
         mode=mode,
         sum_left=sum_left,
         sum_right=sum_right,
-        perm_left=_identity(perm_left),
+        perm_left=moved(perm_left),
         shape_left=_reshape(shape_left, permuted_left),
-        perm_right=_identity(perm_right),
+        perm_right=moved(perm_right),
         shape_right=_reshape(shape_right, permuted_right),
         shape_out=_reshape(natural, produced),
     )
@@ -210,7 +220,7 @@ def build_program(
         order.append(current)
     (final,) = order
     final_axes = slots[final]
-    perm = _identity(tuple(final_axes.index(a) for a in output))
+    perm = moved(tuple(final_axes.index(a) for a in output))
     return Program(tuple(prepare), tuple(pairs), final, perm, output_shape)
 
 
@@ -228,10 +238,17 @@ def run_program(backend: Backend, operands: Sequence[Any], program: Program) -> 
         del a, b
     x = slots[program.final]
     del slots
-    if program.perm is not None:
-        x = backend.permute(x, program.perm)
-    if program.shape is not None:
-        x = backend.reshape(x, program.shape)
+    return arrange_output(backend, x, program.perm, program.shape)
+
+
+def arrange_output(
+    backend: Backend, x: Any, perm: tuple[int, ...] | None, shape: tuple[int, ...] | None
+) -> Any:
+    """`x` permuted to the output order and reshaped to its compositions (None: nothing)."""
+    if perm is not None:
+        x = backend.permute(x, perm)
+    if shape is not None:
+        x = backend.reshape(x, shape)
     return x
 
 

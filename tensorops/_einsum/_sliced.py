@@ -16,7 +16,13 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from tensorops._einsum._execute import Program, build_program, run_program
+from tensorops._einsum._execute import (
+    Program,
+    arrange_output,
+    build_program,
+    moved,
+    run_program,
+)
 from tensorops._types import Backend
 
 __all__ = ["Slicing", "plan_slicing", "run_sliced"]
@@ -70,7 +76,7 @@ def plan_slicing(
         positions,
         tuple(sizes[a] for a in sliced),
         placed,
-        None if perm == tuple(range(len(perm))) else perm,
+        moved(perm),
         output_shape,
     )
 
@@ -103,8 +109,4 @@ def run_sliced(backend: Backend, operands: Sequence[Any], slicing: Slicing) -> A
         stacked = backend.stack(results)
         lead = tuple(slicing.sizes[k] for k in slicing.placed)
         x = backend.reshape(stacked, (*lead, *tuple(stacked.shape)[1:]))
-    if slicing.perm is not None:
-        x = backend.permute(x, slicing.perm)
-    if slicing.shape is not None:
-        x = backend.reshape(x, slicing.shape)
-    return x
+    return arrange_output(backend, x, slicing.perm, slicing.shape)
