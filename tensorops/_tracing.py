@@ -134,8 +134,10 @@ class _Stand(NamedTuple):
 
 def _spec(value: Any) -> Any:
     """`value` with every array made a :class:`_Stand` and every function a marker (traced)."""
-    if isinstance(value, (list, tuple)):
+    if type(value) is list or type(value) is tuple:
         return type(value)(_spec(item) for item in value)
+    if isinstance(value, tuple):  # a named tuple of settings (einsum's): constants already
+        return value
     if isinstance(value, dict):
         return {key: _spec(item) for key, item in value.items()}
     if hasattr(value, "shape") and hasattr(value, "dtype"):
@@ -164,7 +166,7 @@ def _sum(x: Any, axes: tuple[int, ...]) -> Any:
 def _rebuild(value: Any) -> Any:
     if isinstance(value, _Stand):
         return STAND_INS[value.family](value.shape, value.dtype)
-    if isinstance(value, (list, tuple)):
+    if type(value) is list or type(value) is tuple:
         return type(value)(_rebuild(item) for item in value)
     if isinstance(value, dict):
         return {key: _rebuild(item) for key, item in value.items()}

@@ -363,3 +363,77 @@ def test_errors_inside_compile_are_the_eager_errors(fn, inputs):
             compiled(*inputs)
         assert str(traced.value) == str(eager.value)
         assert isinstance(traced.value, type(eager.value))
+
+
+_COMPILE_MODES = {
+    "graph-breaks": {},
+    "dynamic": {"dynamic": True},
+    "fullgraph": {"fullgraph": True},
+    "fullgraph-dynamic": {"fullgraph": True, "dynamic": True},
+}
+
+
+@pytest.mark.parametrize("mode", sorted(_COMPILE_MODES))
+@pytest.mark.parametrize(
+    ("fn", "inputs"),
+    [
+        (
+            lambda x, w: tops.einsum("b (h d), d e -> b h e", x, w, h=3),
+            (torch.ones(2, 10), torch.ones(4, 5)),  # 10 is not divisible by 3
+        ),
+        (
+            lambda x, w: tops.einsum("ij,jk->ik", x, w, strategy="greedy"),
+            (torch.ones(2, 3), torch.ones(4, 5)),  # j is 3 and 4
+        ),
+        (
+            lambda x: tops.reduce(x, "b (h 2) -> b h", reduction="max"),
+            (torch.ones(2, 5),),
+        ),
+    ],
+    ids=["einsum-composition", "einsum-with-option", "reduce-keyword"],
+)
+def test_errors_inside_every_compile_mode_are_the_eager_errors(fn, inputs, mode):
+    with pytest.raises(tops.TensorOpsError) as eager:
+        fn(*inputs)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="eager", **_COMPILE_MODES[mode])
+    with pytest.raises(tops.TensorOpsError) as traced:
+        compiled(*inputs)
+    assert str(traced.value) == str(eager.value)
+    assert isinstance(traced.value, type(eager.value))
+
+
+def test_errors_with_marked_dynamic_sizes_are_the_eager_errors():
+    def fn(x, w):
+        return tops.einsum("b (h d), d e -> b h e", x, w, h=3)
+
+    x, w = torch.ones(4, 10), torch.ones(4, 5)
+    with pytest.raises(tops.TensorOpsError) as eager:
+        fn(x, w)
+    torch._dynamo.reset()
+    torch._dynamo.mark_dynamic(x, 0)
+    with pytest.raises(tops.TensorOpsError) as traced:
+        torch.compile(fn, backend="eager", fullgraph=True)(x, w)
+    assert str(traced.value) == str(eager.value)
+
+
+@pytest.mark.slow
+def test_an_error_in_the_first_call_of_a_fresh_interpreter_is_the_eager_error():
+    """The first tensor the package sees comes inside a compiled call that fails."""
+    script = (
+        "import tensorops as tops\n"
+        "import torch\n"
+        "def f(x, w):\n"
+        "    return tops.einsum('b (h d), d e -> b h e', x, w, h=3)\n"
+        "try:\n"
+        "    compiled = torch.compile(f, fullgraph=True, backend='eager')\n"
+        "    compiled(torch.ones(2, 10), torch.ones(4, 5))\n"
+        "except tops.ShapeError as error:\n"
+        "    assert 'not divisible by 3' in str(error), error\n"
+        "else:\n"
+        "    raise AssertionError('no error')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]

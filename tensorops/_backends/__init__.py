@@ -23,7 +23,6 @@ import numpy as np
 from tensorops._backends._array_api import ArrayApiBackend
 from tensorops._backends._numpy import NumpyBackend
 from tensorops._errors import BackendError, unknown_option
-from tensorops._tracing import STAND_INS
 from tensorops._types import Backend
 
 __all__ = [
@@ -142,11 +141,10 @@ def import_torch(purpose: str = "the torch backend") -> Any:
 
 def _torch_backend() -> Backend:
     if not _TORCH_BACKEND:
-        from tensorops._backends._torch import TorchBackend, stand_in
+        from tensorops._backends._torch import TorchBackend
 
         backend = TorchBackend()
         _TORCH_BACKEND.append(backend)
-        STAND_INS["torch"] = stand_in
         # Register the common tensor types at once, so a first call on a Parameter inside a
         # compiled region does not mutate the table while it is traced.
         torch = sys.modules["torch"]

@@ -20,6 +20,7 @@ import torch
 
 from tensorops._backends._numpy import reduced_last
 from tensorops._errors import FRAMEWORK_ERRORS, BackendError, ShapeError
+from tensorops._tracing import STAND_INS
 from tensorops._types import Executor, IndexSpec
 
 __all__ = ["TorchBackend", "stand_in", "tensor_to_numpy"]
@@ -65,6 +66,11 @@ def tensor_to_numpy(x: torch.Tensor) -> np.ndarray[Any, Any]:
 def stand_in(shape: tuple[int, ...], dtype: str) -> torch.Tensor:
     """A meta tensor (no data) of `shape` and the dtype named `dtype` (``"torch.float32"``)."""
     return torch.empty(shape, dtype=getattr(torch, dtype.removeprefix("torch.")), device="meta")
+
+
+# Registered when this module is imported, which runs natively even when the first torch
+# call is inside a torch.compile trace (a write from traced code would be deferred).
+STAND_INS["torch"] = stand_in
 
 
 class TorchBackend:
