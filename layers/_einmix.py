@@ -1,4 +1,4 @@
-"""The :class:`EinMix` layer; import it from :mod:`tensorops.layers.torch`."""
+"""The `EinMix` layer; import it from `tensorops.layers.torch`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """What the torch layers share: the build-time check, reprs, the reduction type.
 
-Kept apart from :mod:`tensorops.layers.torch` so that the layer modules import it
+Kept apart from `tensorops.layers.torch` so that the layer modules import it
 and not each other. Patterns are read with the grammar of tensorops (text only,
 no tensors): the layers use the public API plus that one framework-free module.
 """
@@ -25,7 +25,7 @@ __all__ = [
     "reduction_repr",
 ]
 
-#: A reduction: a name of :func:`tensorops.reduce` (``"sum"``, ``"argmax"``, ...) or
+#: A reduction: a name of `tensorops.reduce` (``"sum"``, ``"argmax"``, ...) or
 #: ``f(x, axes) -> tensor``.
 Reduction = str | Callable[[torch.Tensor, tuple[int, ...]], torch.Tensor]
 

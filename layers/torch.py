@@ -1,7 +1,7 @@
 """PyTorch layers: Rearrange, Reduce, Repeat, EinMix, Softmax and LogSoftmax.
 
 Each layer checks its pattern when it is built, so a bad pattern fails when the
-model is constructed, with a :class:`tensorops.TensorOpsError`; ``forward`` only
+model is constructed, with a `tensorops.TensorOpsError`; ``forward`` only
 calls the op. The layers are thin: they take exactly what the functions take
 (every reduction, callables, ``...`` standing for any number of axes), work in
 ``nn.Sequential``, and survive ``state_dict`` round trips, ``pickle``,
@@ -47,7 +47,7 @@ EinMix.__module__ = __name__
 
 
 class Rearrange(PatternLayer):
-    """:func:`tensorops.rearrange` as a layer.
+    """`tensorops.rearrange` as a layer.
 
     Args:
         pattern: ``"left -> right"``, e.g. ``"b c h w -> b h w c"``; ``...`` stands
@@ -77,7 +77,7 @@ class Rearrange(PatternLayer):
 
 
 class Reduce(nn.Module):
-    """:func:`tensorops.reduce` as a layer.
+    """`tensorops.reduce` as a layer.
 
     Args:
         pattern: e.g. ``"b c (h 2) (w 2) -> b c h w"``; axes missing on the right
@@ -132,7 +132,7 @@ class Reduce(nn.Module):
 
 
 class Repeat(PatternLayer):
-    """:func:`tensorops.repeat` as a layer.
+    """`tensorops.repeat` as a layer.
 
     The new axes are a broadcast view (``Tensor.expand``, no copy) where they can
     be; copy the output before writing into it.
@@ -162,7 +162,7 @@ class Repeat(PatternLayer):
 
 
 class Softmax(PatternLayer):
-    """:func:`tensorops.softmax` as a layer: normalize along the bracketed axes.
+    """`tensorops.softmax` as a layer: normalize along the bracketed axes.
 
     Args:
         pattern: the input's axes, those to normalize in brackets, e.g.
@@ -190,7 +190,7 @@ class Softmax(PatternLayer):
 
 
 class LogSoftmax(PatternLayer):
-    """:func:`tensorops.log_softmax` as a layer (e.g. before a negative log-likelihood loss).
+    """`tensorops.log_softmax` as a layer (e.g. before a negative log-likelihood loss).
 
     Args:
         pattern: the input's axes, those to normalize in brackets, e.g. ``"b [c]"``.

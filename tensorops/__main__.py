@@ -7,8 +7,10 @@ Usage::
     tensorops path "ij,jk,kl->il" --shapes 2x3,3x4,4x5 --strategy optimal
     tensorops bench --quick
 
-``python -m tensorops`` is the same program. Bad arguments print a one-line
-error on stderr and exit with status 2; ``--verbose`` prints the full message.
+``python -m tensorops`` is the same program. A pattern that does not fit prints
+the op's full message on stderr (the pattern, a caret at the fault, shapes, a
+hint) and exits with status 2; ``--brief`` prints its first line only. A bad
+command line prints one line and exits with status 2.
 """
 
 from __future__ import annotations
@@ -92,7 +94,9 @@ def _memory_limit(text: str) -> int:
 
 def _build_parser() -> _Parser:
     common = _Parser(add_help=False)
-    common.add_argument("-v", "--verbose", action="store_true", help="print full error messages")
+    common.add_argument(
+        "--brief", action="store_true", help="print only the first line of an error message"
+    )
     parser = _Parser(
         prog="tensorops",
         description="Explain tensorops patterns, plan einsum contractions, run the benchmarks.",
@@ -108,7 +112,13 @@ def _build_parser() -> _Parser:
     )
     explain.add_argument("pattern", help='e.g. "b c (h w) -> b h w c"')
     given = explain.add_mutually_exclusive_group(required=True)
-    given.add_argument("--shape", type=_parse_shape, help="input shape, e.g. 8,3,32,32")
+    given.add_argument(
+        "--shape",
+        dest="shape_list",
+        action="append",
+        type=_parse_shape,
+        help="input shape, e.g. 8,3,32,32; repeat it for each einsum operand",
+    )
     given.add_argument("--shapes", type=_parse_shapes, help="einsum operand shapes, e.g. 2x3,3x4")
     explain.add_argument(
         "--len",
@@ -122,11 +132,15 @@ def _build_parser() -> _Parser:
     explain.add_argument(
         "--op",
         choices=["rearrange", "reduce", "repeat", "einsum"],
-        help="the op to explain (default: einsum for equations such as 'ij,jk->ik', reduce "
-        "when --reduction is given, rearrange otherwise)",
+        help="the op to explain (default: read from the pattern: einsum for equations such "
+        "as 'ij,jk->ik'; reduce when --reduction is given or axes are only dropped, as in "
+        "'b c h w -> b c'; repeat when axes are only added, as in 'h w -> h w c'; "
+        "rearrange otherwise)",
     )
     explain.add_argument(
-        "--reduction", help="for reduce: sum mean max min prod any all (default: sum)"
+        "--reduction",
+        help="for reduce: sum mean max min prod any all argmax argmin logsumexp var std "
+        "(default: sum)",
     )
 
     path = commands.add_parser(
@@ -159,8 +173,11 @@ def _build_parser() -> _Parser:
 def _run_explain(args: argparse.Namespace) -> int:
     import tensorops as tops
 
-    shape: Any = args.shape if args.shape is not None else args.shapes
-    if args.shapes is not None and args.op is None:
+    shape: Any = args.shapes
+    if args.shape_list is not None:
+        several = len(args.shape_list) > 1 or args.op == "einsum"
+        shape = args.shape_list if several else args.shape_list[0]
+    if (args.shapes is not None or len(args.shape_list or ()) > 1) and args.op is None:
         args.op = "einsum"
     text = tops.explain(
         args.pattern, shape, op=args.op, reduction=args.reduction, **dict(args.lengths)
@@ -236,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tensorops._errors import TensorOpsError
 
     arguments = list(sys.argv[1:] if argv is None else argv)
-    verbose = "-v" in arguments or "--verbose" in arguments
+    brief = "--brief" in arguments
     parser = _build_parser()
     try:
         args = parser.parse_args(arguments)
@@ -248,21 +265,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:  # --help and --version
         return exit_.code if isinstance(exit_.code, int) else 0
     except _UsageError as error:
-        _report(str(error), verbose)
+        _report(str(error), brief=True)
         return 2
     except TensorOpsError as error:
-        _report(str(error), verbose)
+        _report(str(error), brief)
         return 2
 
 
-def _report(message: str, verbose: bool) -> None:
-    lines = message.splitlines() or ["error"]
-    if verbose:
-        text = message
-    elif len(lines) > 1:
-        text = f"{lines[0]} (--verbose for the full message)"
-    else:
-        text = lines[0]
+def _report(message: str, brief: bool) -> None:
+    """The error on stderr: the whole message, or its first line when `brief`."""
+    text = message.splitlines()[0] if brief and message else message or "error"
     print(f"tensorops: error: {text}", file=sys.stderr)
 
 

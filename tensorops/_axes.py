@@ -2,20 +2,20 @@
 
 Every op reads the dimensions of an input the same way, through this module:
 
-* :func:`count_dots` says how many dimensions ``...`` stands for (or that the term
+* `count_dots` says how many dimensions ``...`` stands for (or that the term
   does not fit the input's rank);
-* :func:`term_dims` opens the term into :class:`Dim` s, one per dimension of the
-  input, each the :class:`Slot` s (elementary axes) composed into it: ``(h w)`` is
+* `term_dims` opens the term into `Dim`s, one per dimension of the
+  input, each the `Slot`s (elementary axes) composed into it: ``(h w)`` is
   one dim of two slots, ``1`` and ``()`` are dims of none, ``...`` becomes one dim
   per axis it stands for, ``[...]`` marks its dims;
-* :func:`resolve_dims` finds the length of every slot from the shape and the axis
+* `resolve_dims` finds the length of every slot from the shape and the axis
   lengths the caller gave, inferring at most one unknown per dim;
-* :func:`check_lengths` checks those given lengths.
+* `check_lengths` checks those given lengths.
 
 rearrange / reduce / repeat, einsum, pack and parse_shape, explain and the
 layers all go through here, so the same mismatch reads the same everywhere.
 
-Axes that ``...`` stands for are named ``…0``, ``…1``, ... (:func:`dots_name`),
+Axes that ``...`` stands for are named ``…0``, ``…1``, ... (`dots_name`),
 right-aligned so that operands of different ranks broadcast as NumPy does;
 anonymous axes (integer literals) get names that no identifier can take.
 """
@@ -221,7 +221,7 @@ def resolve_dims(
         text: the pattern text, for errors.
         dims: the dimensions, one per entry of `shape`.
         shape: the array's shape.
-        given: the axis lengths the caller gave (see :func:`check_lengths`).
+        given: the axis lengths the caller gave (see `check_lengths`).
 
     Returns:
         Per dimension, each slot with its length.

@@ -2,7 +2,7 @@
 
 ``tops.config`` is one object. Reading ``tops.config.strategy`` gives the value in
 effect here; assigning it sets the process-wide default; ``with tops.config(...)``
-overrides it for the current thread or async task only (a :mod:`contextvars`
+overrides it for the current thread or async task only (a `contextvars`
 variable, so threads and tasks never see each other's overrides).
 """
 
@@ -50,7 +50,7 @@ class _Unset:
 _UNSET: Any = _Unset()
 
 #: The overrides of the enclosing ``with config(...)`` blocks, one per field of
-#: :class:`Settings`, each ``_UNSET`` when no block set it.
+#: `Settings`, each ``_UNSET`` when no block set it.
 _OVERRIDES: ContextVar[tuple[Any, ...] | None] = ContextVar("tensorops_config", default=None)
 #: How many ``with config(...)`` blocks are open in the whole process: while none is,
 #: the defaults are in effect everywhere and no context variable needs reading.

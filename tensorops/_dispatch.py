@@ -1,7 +1,7 @@
 """The one call path of every op: adapter, cached plan, executor; one slow path for the rest.
 
 Every public op that takes arrays and a pattern is a few lines that describe the
-call to :func:`call` (one array) or :func:`call_many` (several: einsum, get_at):
+call to `call` (one array) or `call_many` (several: einsum, get_at):
 
 ```
 fast path   adapter = ADAPTERS[type(x)]                                one dict lookup
@@ -12,7 +12,7 @@ slow path   anything the fast path cannot do: a list of arrays to stack, a type 
             torch.compile traces), and every error
 ```
 
-A plan is made by the op's :attr:`Op.plan` from strings and shapes only, and
+A plan is made by the op's `Op.plan` from strings and shapes only, and
 chooses its executor then, for the adapter: the cache holds the function that
 makes the calls (for a plan of one call, a function of the adapter that calls the
 framework directly), so a hit does no parsing, no validation and no branching on
@@ -23,10 +23,10 @@ a fresh lambda per call still hits the cache; ``arg`` is passed to the executor
 as it is (the reduction itself).
 
 The slow path builds the error context once: the op, the pattern, a line per
-input and the lengths, added with :meth:`TensorOpsError.with_context` and
-raised through :func:`tensorops._tracing.raise_error`, so that it reaches the
+input and the lengths, added with `TensorOpsError.with_context` and
+raised through `tensorops._tracing.raise_error`, so that it reaches the
 user unchanged from inside torch.compile too. A framework's own complaint while
-the calls run becomes a :class:`BackendError` with the same context; nothing is
+the calls run becomes a `BackendError` with the same context; nothing is
 run twice.
 """
 
@@ -81,12 +81,12 @@ class Op:
             shapes.
         example: a correct call, shown when the pattern is not a str.
         prepare: what the slow path does to the arguments before it looks at them
-            (:func:`stack_lists`; einsum makes Python numbers arrays), or None.
+            (`stack_lists`; einsum makes Python numbers arrays), or None.
     """
 
     __slots__ = ("example", "name", "plan", "prepare")
 
-    #: Every op by name, for replaying a failed call (see :func:`tensorops._tracing.raise_error`).
+    #: Every op by name, for replaying a failed call (see `tensorops._tracing.raise_error`).
     by_name: ClassVar[dict[str, Op]] = {}
 
     def __init__(
@@ -117,7 +117,7 @@ def bound_plan(
 
 
 def call(op: Op, x: Any, pattern: Any, lengths: dict[str, Any], variant: Any, arg: Any) -> Any:
-    """Run an op on one array: the fast path, or :func:`_call_slowly`."""
+    """Run an op on one array: the fast path, or `_call_slowly`."""
     try:
         adapter = ADAPTERS[type(x)]
         items = tuple(lengths.items()) if lengths else ()
@@ -141,7 +141,7 @@ def call(op: Op, x: Any, pattern: Any, lengths: dict[str, Any], variant: Any, ar
 def call_many(
     op: Op, arrays: Sequence[Any], pattern: Any, lengths: dict[str, Any], variant: Any, arg: Any
 ) -> Any:
-    """Run an op on several arrays of one family: the fast path, or :func:`_call_slowly`."""
+    """Run an op on several arrays of one family: the fast path, or `_call_slowly`."""
     try:
         adapter = ADAPTERS[type(arrays[0])]
         shapes = []
@@ -204,7 +204,7 @@ def _call_slowly(
 
 
 def stack_lists(op: Op, arrays: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The :attr:`Op.prepare` of ops that take a list of arrays: stacked along a new first axis.
+    """The `Op.prepare` of ops that take a list of arrays: stacked along a new first axis.
 
     Raises:
         TensorOpsError: an empty list, arrays of several types or shapes.
@@ -261,7 +261,7 @@ def _replay(
     arg: Any,
     many: bool,
 ) -> Replay:
-    """How :func:`tensorops._tracing.raise_error` makes a failed call again under torch.compile."""
+    """How `tensorops._tracing.raise_error` makes a failed call again under torch.compile."""
     return "dispatch", (op.name, tuple(arrays), pattern, lengths, variant, arg, many)
 
 
@@ -289,11 +289,11 @@ def in_context(
     lengths: dict[str, Any],
     adapter: Backend | None = None,
 ) -> TensorOpsError:
-    """`error` (a framework's own complaint made a :class:`BackendError`) with the call's context.
+    """`error` (a framework's own complaint made a `BackendError`) with the call's context.
 
     The pattern is quoted only if it is a str: a swapped argument would print an array.
     Inside a torch.compile trace the error is made again outside it, context and all
-    (:func:`tensorops._tracing.raise_error`): nothing is described here.
+    (`tensorops._tracing.raise_error`): nothing is described here.
     """
     if is_compiling():
         return error if isinstance(error, TensorOpsError) else TensorOpsError(str(type(error)))

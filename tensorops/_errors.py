@@ -17,8 +17,8 @@ catches numpy's errors (ValueError), torch's (RuntimeError) or einops'
 
 The lowest layer raises with structured fields (reason, span, hint); the public
 function adds the op, the pattern, the inputs and the axis lengths with
-:meth:`TensorOpsError.with_context`, the one way to add context, and re-raises
-``from None``. Only :meth:`TensorOpsError.__str__` turns the fields into text, so
+`TensorOpsError.with_context`, the one way to add context, and re-raises
+``from None``. Only `TensorOpsError.__str__` turns the fields into text, so
 every message has the same layout::
 
     rearrange: cannot split axis of length 30 into (h h2) with h2=4: 30 is not divisible by 4
@@ -58,7 +58,7 @@ Span = tuple[int, int]
 
 #: What an array library raises for input it refuses (a dtype without an order, an empty
 #: axis to take the max of, a failing reduction callable): caught around framework calls
-#: and reported as a :class:`BackendError` with the call's context.
+#: and reported as a `BackendError` with the call's context.
 FRAMEWORK_ERRORS = (ValueError, RuntimeError, TypeError, IndexError, ArithmeticError)
 
 #: How many inputs a message describes before it says "... and N more".
@@ -132,7 +132,7 @@ class TensorOpsError(ValueError, RuntimeError):
         Args:
             op: the op or layer the user called.
             pattern: the pattern text of the call.
-            inputs: one description per input (see :func:`describe_inputs`).
+            inputs: one description per input (see `describe_inputs`).
             lengths: the axis lengths of the call.
 
         Returns:
@@ -282,7 +282,7 @@ def describe_input(x: Any) -> str:
 
 
 def describe_inputs(inputs: Iterable[Any]) -> tuple[str, ...]:
-    """:func:`describe_input` of each input; past a few, one line says how many more there are."""
+    """`describe_input` of each input; past a few, one line says how many more there are."""
     items = list(inputs)
     lines = [describe_input(x) for x in items[:SHOWN_INPUTS]]
     if len(items) > SHOWN_INPUTS:

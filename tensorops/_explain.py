@@ -12,7 +12,7 @@ from tensorops._errors import (
     not_a_pattern,
     unknown_option,
 )
-from tensorops._grammar import Term, is_spaced, parse_pattern
+from tensorops._grammar import Anon, Axis, Term, is_spaced, items_of, parse_pattern
 from tensorops._plan import PATTERN_OPS, Recipe, check_pattern, plan_recipe
 from tensorops._tracing import raise_error
 from tensorops._types import REDUCTIONS
@@ -37,7 +37,7 @@ def explain(
     Each row is one framework call of the plan (reshape, reduce, permute,
     expand) with the shape after it and the axes it holds; calls that would do
     nothing are left out, exactly as the op leaves them out. For an einsum
-    equation the result is the table of :func:`tensorops.einsum_path`.
+    equation the result is the table of `tensorops.einsum_path`.
 
     Args:
         pattern: a rearrange / reduce / repeat pattern, or an einsum equation.
@@ -45,7 +45,9 @@ def explain(
         op: ``"rearrange"``, ``"reduce"``, ``"repeat"`` or ``"einsum"``. When not
             given: ``"einsum"`` if the pattern has a ``,``, no ``->``, or is in
             compact notation (``"ij->ji"``); ``"reduce"`` if `reduction` is
-            given; ``"rearrange"`` otherwise.
+            given or axes are only dropped on the right (``"b c h w -> b c"``);
+            ``"repeat"`` if axes are only added on the right (``"h w -> h w c"``);
+            ``"rearrange"`` otherwise.
         reduction: for reduce, the reduction's name (or a callable); default ``"sum"``.
         **lengths: axis lengths, as the op takes them.
 
@@ -104,7 +106,7 @@ def _in_context(
 
 
 def _choose_op(pattern: str, op: str | None, reduction: object) -> str:
-    """The op to explain: `op` if given, else read from the pattern (see :func:`explain`)."""
+    """The op to explain: `op` if given, else read from the pattern (see `explain`)."""
     if op is not None:
         if op not in _OPS:
             raise unknown_option("op", op, _OPS)
@@ -113,7 +115,26 @@ def _choose_op(pattern: str, op: str | None, reduction: object) -> str:
     several = len(parsed.inputs) > 1 or parsed.outputs is None or len(parsed.outputs) > 1
     if several or _is_compact(parsed.inputs[0], parsed.outputs, pattern):
         return "einsum"
-    return "reduce" if reduction is not None else "rearrange"
+    if reduction is not None:
+        return "reduce"
+    assert parsed.outputs is not None
+    left, right = _names(parsed.inputs[0]), _names(parsed.outputs[0])
+    if left - right and not right - left:
+        return "reduce"
+    if right - left and not left - right:
+        return "repeat"
+    return "rearrange"
+
+
+def _names(term: Term) -> set[str | int]:
+    """The named axes of a term, and the lengths of its anonymous axes other than 1."""
+    found: set[str | int] = set()
+    for _, item in items_of(term):
+        if isinstance(item, Axis):
+            found.add(item.name)
+        elif isinstance(item, Anon) and item.length != 1:
+            found.add(item.length)
+    return found
 
 
 def _is_compact(term: Term, outputs: Any, pattern: str) -> bool:

@@ -15,9 +15,9 @@ character span it came from so errors can put a caret under the fault.
 Two rules that depend on the text alone live here too, so every op reads a
 pattern the same way:
 
-* :func:`check_names`: an axis name is an identifier that neither starts nor ends
+* `check_names`: an axis name is an identifier that neither starts nor ends
   with ``_`` (a lone ``_`` is a skipped axis), as einops has it;
-* :func:`is_spaced`: whether an einsum equation is written with spaced names
+* `is_spaced`: whether an einsum equation is written with spaced names
   (``"b h i d, b h j d -> b h i j"``) rather than compact letters (``"ij,jk->ik"``).
 
 The nodes are named tuples: immutable, hashable, safe to share between threads,
@@ -306,7 +306,7 @@ class _Parser:
 
 @functools.lru_cache(maxsize=1024)
 def parse_pattern(text: str) -> Pattern:
-    """Parse pattern text into a :class:`Pattern`; raises `PatternError` with a caret span.
+    """Parse pattern text into a `Pattern`; raises `PatternError` with a caret span.
 
     The result is cached: parsing the same text again is a dictionary lookup.
     """

@@ -4,10 +4,10 @@ The axes of an indexing pattern fall into four groups: *indexed* (marked in the
 array), *batch* (in the array and the index: each index row reads its own row of
 the array), *positions* (in the index only) and *channels* (in the array only,
 carried along). The plan brings the arrays to the layout of an
-:class:`~tensorops._types.IndexSpec` with :class:`~tensorops._plan.Recipe` s, one
+`IndexSpec` with `Recipe`s, one
 per array and one for the result, each None when it would do nothing.
 
-The pattern is read and checked by :func:`tensorops._marked.read_pattern`; this
+The pattern is read and checked by `tensorops._marked.read_pattern`; this
 module imports no framework.
 """
 

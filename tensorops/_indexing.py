@@ -1,9 +1,9 @@
 """get_at, set_at and add_at: gather and scatter along the bracketed axes, on the dispatch.
 
-Each op is its :class:`~tensorops._dispatch.Op` and a public function that hands the
-call to :func:`~tensorops._dispatch.call_many`. The plan
-(:func:`tensorops._index_plan.plan_index`) brings the arrays to the layout of an
-:class:`~tensorops._types.IndexSpec`, the adapter's gatherer or scatterer makes the
+Each op is its `Op` and a public function that hands the
+call to `call_many`. The plan
+(`tensorops._index_plan.plan_index`) brings the arrays to the layout of an
+`IndexSpec`, the adapter's gatherer or scatterer makes the
 framework call (``gather`` / ``scatter_add`` / ``index_put`` on torch,
 ``ravel_multi_index`` + ``take`` / ``add.at`` on NumPy), and a last rearrangement
 gives the output its axes. The plan depends on the dtypes too (an index must hold
@@ -106,7 +106,7 @@ def _scatter_planner(name: str, accumulate: bool) -> Planner:
 
 
 def _numbers_as_arrays(op: Op, arrays: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The :attr:`Op.prepare` of set_at / add_at: a Python number as values is a 0-d array.
+    """The `Op.prepare` of set_at / add_at: a Python number as values is a 0-d array.
 
     Its dtype is `x`'s at once (the values are cast to it anyway), which keeps
     torch.compile from tracing a dtype-valued call.
@@ -190,7 +190,7 @@ def set_at(x: ArrayT, index: Any, values: Any, pattern: str, /, **lengths: int) 
     may lack axes (they are broadcast; a Python number is a 0-d array, with the
     term left empty) and are cast to `x`'s dtype. When an index repeats, one of its
     values is written, which one is unspecified (as in NumPy and torch). Index
-    ranges are checked as for :func:`get_at`.
+    ranges are checked as for `get_at`.
 
     Runs on NumPy, torch and JAX: the array API standard defines no scatter, so
     other families raise a TensorOpsError.
@@ -223,8 +223,8 @@ def set_at(x: ArrayT, index: Any, values: Any, pattern: str, /, **lengths: int) 
 def add_at(x: ArrayT, index: Any, values: Any, pattern: str, /, **lengths: int) -> ArrayT:
     """Scatter-add: a new array, `x` with `values` added at the positions `index` holds.
 
-    As :func:`set_at`, but values at a repeated index all add up (``numpy.add.at``
-    semantics), which makes it the gradient of :func:`get_at`.
+    As `set_at`, but values at a repeated index all add up (``numpy.add.at``
+    semantics), which makes it the gradient of `get_at`.
 
     Args:
         x: the array to add to (not changed).

@@ -8,12 +8,12 @@
               "b [h w] c, b p [2] -> b p c"      k indexed axes: k coordinates per position
     set_at    "b [t] c, b p, b p c -> b [t] c"   a copy of x with the values written there
 
-:func:`read_pattern` parses a pattern with the shared grammar and checks what
-does not depend on shapes, for every op; :func:`plan_softmax` resolves a softmax
+`read_pattern` parses a pattern with the shared grammar and checks what
+does not depend on shapes, for every op; `plan_softmax` resolves a softmax
 pattern against a shape. Indexing patterns are resolved by
-:mod:`tensorops._index_plan`.
+`tensorops._index_plan`.
 
-This module imports no framework; the axes are read by :mod:`tensorops._axes`.
+This module imports no framework; the axes are read by `tensorops._axes`.
 """
 
 from __future__ import annotations
@@ -77,8 +77,8 @@ def read_pattern(op: str, text: str) -> Pattern:
     """Parse `text` and check that `op` accepts it; cached on (op, text).
 
     What depends on the shapes (how many axes ``...`` stands for, which axes the
-    terms share) is checked by :func:`plan_softmax` and
-    :func:`tensorops._index_plan.plan_index`.
+    terms share) is checked by `plan_softmax` and
+    `tensorops._index_plan.plan_index`.
 
     Raises:
         PatternError: at the first element `op` does not accept.

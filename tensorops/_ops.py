@@ -1,7 +1,7 @@
-"""The public pattern ops rearrange, reduce and repeat, on :mod:`tensorops._dispatch`.
+"""The public pattern ops rearrange, reduce and repeat, on `tensorops._dispatch`.
 
-Each op is its :class:`~tensorops._dispatch.Op` (a name and a planner) and a public
-function that hands the call to :func:`~tensorops._dispatch.call`.
+Each op is its `Op` (a name and a planner) and a public
+function that hands the call to `call`.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def reduce(x: Any, pattern: str, reduction: Reduction | None = None, /, **length
         reduction: ``"sum"``, ``"mean"``, ``"max"``, ``"min"``, ``"prod"``,
             ``"any"``, ``"all"``, or a callable ``f(x, axes)`` that reduces the
             tuple of axes ``axes`` of ``x`` and drops them; ``"rearrange"``
-            reduces nothing (a :func:`rearrange`, as in einops). Given positionally or,
+            reduces nothing (a `rearrange`, as in einops). Given positionally or,
             as in einops, as the keyword ``reduction=``; when it is positional, a
             keyword ``reduction=`` is the length of an axis of that name.
         **lengths: lengths of axes that cannot be inferred.

@@ -81,7 +81,7 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
 
     Returns:
         The packed array and the shapes that ``*`` covered in each input, which
-        :func:`unpack` takes to undo the packing.
+        `unpack` takes to undo the packing.
 
     Examples:
         >>> import numpy as np, tensorops as tops
@@ -125,7 +125,7 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
 
 @replayable("unpack")
 def unpack(packed: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str) -> list[ArrayT]:
-    """Undo :func:`pack`: split along ``*`` and restore each piece's shape.
+    """Undo `pack`: split along ``*`` and restore each piece's shape.
 
     Args:
         packed: the packed array.

@@ -1,4 +1,4 @@
-"""rearrange, reduce and repeat: a pattern against a shape -> a :class:`Recipe` of framework calls.
+"""rearrange, reduce and repeat: a pattern against a shape -> a `Recipe` of framework calls.
 
 A recipe is at most five framework calls::
 
@@ -6,11 +6,11 @@ A recipe is at most five framework calls::
         -> reshape(insert_shape) + expand(expand_shape) -> reshape(final_shape)
 
 Each step is ``None`` (or empty) when it would do nothing. The recipe also names
-the method that runs it (:meth:`Recipe.executor`): most recipes are one call — a
+the method that runs it (`Recipe.executor`): most recipes are one call — a
 permute, a reshape or a reduction — and that call is made directly.
 
 This module imports no framework: shapes are tuples of ints (or of symbolic ints
-under a tracing compiler). The axes are resolved by :mod:`tensorops._axes`.
+under a tracing compiler). The axes are resolved by `tensorops._axes`.
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ class Recipe:
     """The framework calls one rearrange / reduce / repeat makes, with their arguments.
 
     Immutable, hashable and compared by value, as a frozen dataclass would be. It is
-    written out by hand because defining a dataclass costs about half a millisecond
-    at import, and it is not a named tuple because every call reads its fields, and
+    written out by hand because defining a dataclass is slow at import (see
+    ``python -X importtime``), and it is not a named tuple because every call reads its fields, and
     ``__slots__`` fields are the fastest to read.
     """
 
@@ -119,7 +119,7 @@ class Recipe:
         """What runs the recipe on `backend`'s arrays: ``run(x, reduction)``.
 
         A recipe of one call gets the adapter's executor for that call, which calls
-        the framework directly; any other runs :meth:`run_steps`.
+        the framework directly; any other runs `run_steps`.
 
         Args:
             backend: the adapter of the arrays it will run on.

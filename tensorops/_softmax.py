@@ -1,8 +1,8 @@
-"""softmax and log_softmax along the bracketed axes of a pattern, on :mod:`tensorops._dispatch`.
+"""softmax and log_softmax along the bracketed axes of a pattern, on `tensorops._dispatch`.
 
-Each op is its :class:`~tensorops._dispatch.Op` and a public function that hands the
-call to :func:`~tensorops._dispatch.call`; the pattern is planned by
-:func:`tensorops._marked.plan_softmax` and the adapter makes the framework call
+Each op is its `Op` and a public function that hands the
+call to `call`; the pattern is planned by
+`tensorops._marked.plan_softmax` and the adapter makes the framework call
 (``torch.softmax`` itself on torch).
 """
 
@@ -71,11 +71,11 @@ def softmax(x: ArrayT, pattern: str, /, **lengths: int) -> ArrayT:
 
 
 def log_softmax(x: ArrayT, pattern: str, /, **lengths: int) -> ArrayT:
-    """The logarithm of :func:`softmax`, computed as ``x - logsumexp(x)`` (stable).
+    """The logarithm of `softmax`, computed as ``x - logsumexp(x)`` (stable).
 
     Args:
         x: an array of any supported family.
-        pattern: as for :func:`softmax`, e.g. ``"b [c]"`` or ``"b [h w] c"``.
+        pattern: as for `softmax`, e.g. ``"b [c]"`` or ``"b [h w] c"``.
         **lengths: lengths of axes that cannot be inferred from the shape.
 
     Returns:

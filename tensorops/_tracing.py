@@ -2,31 +2,31 @@
 
 torch.compile's frontend, Dynamo, traces the Python code of every tensorops call
 that a compiled function makes. Three things make that work without graph
-breaks, warnings or foreign error types; :func:`install`, called once by
+breaks, warnings or foreign error types; `install`, called once by
 ``import tensorops``, is the entry point for all three.
 
 1. **Caches.** Dynamo does not call ``functools.lru_cache`` wrappers: it traces the
    function they wrap (exact here: plans are pure functions of strings and shapes,
    and the trace folds them into the framework calls), but warns once per wrapper,
    which breaks ``-W error`` test suites. torch keeps a list of wrappers it may
-   trace without warning (einops' planning helpers are on it); :func:`install`
+   trace without warning (einops' planning helpers are on it); `install`
    puts the caches of tensorops there as soon as ``torch._dynamo`` is imported —
    at once if it already is, else through a ``sys.meta_path`` finder that waits
    for it, because importing Dynamo ourselves would cost seconds. The path
    planners use ``heapq``; torch's pure-Python stand-in for it is switched on then
-   too (:func:`_trace_heapq`).
+   too (`_trace_heapq`).
    ``import tensorops`` loads every module that has a cache, so the list is
    complete then.
 2. **Errors.** An exception raised while Dynamo traces reaches the user as
    Dynamo's own ``Unsupported`` error with ``fullgraph=True``. Dynamo lets
    assertion errors raised by functions it runs itself pass unchanged, and it runs
    functions marked as having a constant result (``assume_constant_result``)
-   itself. So :func:`raise_error`, inside a trace, replays the failing call in such
+   itself. So `raise_error`, inside a trace, replays the failing call in such
    a function on stand-ins of the arrays (meta tensors of the same shapes and
    dtypes) and raises the error that gives as a subclass of its class that is also
    an ``AssertionError``: the user gets the same class, the same message, the same
    fields as in eager mode, whatever the compile options.
-3. **Settings.** Dynamo cannot trace a ``ContextVar``: :func:`is_compiling` lets
+3. **Settings.** Dynamo cannot trace a ``ContextVar``: `is_compiling` lets
    ``tops.config`` use its process-wide defaults inside compiled code.
 
 This module imports no framework; it finds torch in ``sys.modules``.
@@ -64,7 +64,7 @@ _REPLAYING: list[str] = []
 def is_compiling() -> bool:
     """Whether torch.compile (or torch.export) is tracing the caller right now.
 
-    False while :func:`raise_error` replays a call: that runs as eager code does.
+    False while `raise_error` replays a call: that runs as eager code does.
     """
     if _REPLAYING:
         return False
@@ -82,7 +82,7 @@ def raise_error(error: TensorOpsError, replay: Replay | None = None) -> NoReturn
     Args:
         error: the error, with its context.
         replay: how to make it again outside the trace: the name a function was
-            registered under with :func:`replayable`, and the arguments of the call
+            registered under with `replayable`, and the arguments of the call
             that failed. Inside a trace the error's text may hold symbolic sizes that
             only the compiler can print; the call is replayed where Dynamo runs its own
             code, on stand-ins of the same shapes and dtypes (meta tensors: no data,
@@ -105,7 +105,7 @@ def raise_error(error: TensorOpsError, replay: Replay | None = None) -> NoReturn
     _replay(name, _spec(args))
 
 
-#: The functions :func:`raise_error` may replay, by name, and the stand-ins it makes for
+#: The functions `raise_error` may replay, by name, and the stand-ins it makes for
 #: arrays, by family name (the torch adapter registers meta tensors).
 REPLAYS: dict[str, Callable[..., Any]] = {}
 STAND_INS: dict[str, Callable[[tuple[int, ...], str], Any]] = {}
@@ -115,7 +115,7 @@ _CallableT = TypeVar("_CallableT", bound=Callable[..., Any])
 
 
 def replayable(name: str) -> Callable[[_CallableT], _CallableT]:
-    """Register a function that :func:`raise_error` may call again, under `name`."""
+    """Register a function that `raise_error` may call again, under `name`."""
 
     def register(function: _CallableT) -> _CallableT:
         REPLAYS[name] = function
@@ -133,7 +133,7 @@ class _Stand(NamedTuple):
 
 
 def _spec(value: Any) -> Any:
-    """`value` with every array made a :class:`_Stand` and every function a marker (traced)."""
+    """`value` with every array made a `_Stand` and every function a marker (traced)."""
     if type(value) is list or type(value) is tuple:
         return type(value)(_spec(item) for item in value)
     if isinstance(value, tuple):  # a named tuple of settings (einsum's): constants already
@@ -251,7 +251,7 @@ def _trace_heapq() -> None:
 
 
 class _WaitForDynamo(importlib.abc.MetaPathFinder):
-    """Runs :func:`_prepare_dynamo` right after the package ``torch._dynamo`` is executed."""
+    """Runs `_prepare_dynamo` right after the package ``torch._dynamo`` is executed."""
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
         if fullname != _DYNAMO:

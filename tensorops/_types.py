@@ -35,7 +35,7 @@ REDUCTIONS: tuple[str, ...] = (
     "std",
 )
 
-#: A reduction: a name from :data:`REDUCTIONS` or ``f(x, axes) -> array``.
+#: A reduction: a name from `REDUCTIONS` or ``f(x, axes) -> array``.
 Reduction = str | Callable[[Any, tuple[int, ...]], Any]
 
 
@@ -81,7 +81,7 @@ class Backend(Protocol):
         """Permute the dimensions (a view where the framework supports it)."""
 
     def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
-        """Reduce ``axes`` (never empty) with one of :data:`REDUCTIONS`; dims are dropped."""
+        """Reduce ``axes`` (never empty) with one of `REDUCTIONS`; dims are dropped."""
 
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
         """Broadcast to ``shape`` without copying where possible (read-only view on NumPy)."""
@@ -144,7 +144,7 @@ class Backend(Protocol):
         """Whether `shapes` (one shape, or a tuple of them) holds recorded sizes.
 
         ``torch.jit.trace`` gives sizes as 0-d tensors; such a call is planned
-        from :meth:`sizes` instead, uncached by the traced values.
+        from `sizes` instead, uncached by the traced values.
         """
 
     # Executors of plans that are one framework call, made once per plan: they call the
@@ -157,7 +157,7 @@ class Backend(Protocol):
         """An executor that reshapes its array to `shape`."""
 
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
-        """An executor that reduces `axes` (never empty) with one of :data:`REDUCTIONS`."""
+        """An executor that reduces `axes` (never empty) with one of `REDUCTIONS`."""
 
     def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
         """An executor: the softmax (or log-softmax) over `axes` jointly, shape kept, stable."""

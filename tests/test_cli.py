@@ -34,23 +34,83 @@ def test_explain_repeat_several_lengths(capsys: pytest.CaptureFixture[str]) -> N
     assert "(4, 12)" in capsys.readouterr().out
 
 
-def test_tensorops_error_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+def test_tensorops_error_prints_the_full_message_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code = main(["explain", "b (h w) -> b h w", "--shape", "4,9", "--len", "h=2"])
     out, err = capsys.readouterr()
     assert code == 2
     assert out == ""
-    assert err.count("\n") == 1
     assert err.startswith(
         "tensorops: error: rearrange: cannot split axis of length 9 into (h w) with h=2"
     )
+    assert '  pattern: "b (h w) -> b h w"\n              ^^^^^\n' in err
+    assert "  lengths: h=2" in err
 
 
-def test_verbose_prints_the_full_message(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["explain", "b (h w) -> b h w", "--shape", "4,9", "--len", "h=2", "--verbose"])
+def test_hint_is_shown_by_default(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "a b c -> a d", "--shape", "2,3,4"]) == 2
     err = capsys.readouterr().err
-    assert code == 2
-    assert '  pattern: "b (h w) -> b h w"' in err
-    assert "              ^^^^^" in err
+    assert "axis 'b' is missing on the right" in err
+    assert "  hint:    to reduce it, pass op='reduce' (tensorops explain --op reduce)" in err
+    assert "einsum_path" not in err
+
+
+def test_brief_prints_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["explain", "b (h w) -> b h w", "--shape", "4,9", "--len", "h=2", "--brief"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("tensorops: error: rearrange: cannot split axis of length 9")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "shape", "lengths", "op"),
+    [
+        ("b c h w -> b c", (2, 3, 4, 5), {}, "reduce"),
+        ("b c (h 2) (w 2) -> b c h w", (2, 3, 4, 4), {}, "reduce"),
+        ("h w -> h w c", (2, 3), {"c": 4}, "repeat"),
+        ("h w -> (h 2) w", (2, 3), {}, "repeat"),
+        ("b c (h w) -> b h w c", (2, 3, 4), {"h": 2}, "rearrange"),
+    ],
+)
+def test_explain_reads_the_op_from_the_pattern(
+    pattern: str,
+    shape: tuple[int, ...],
+    lengths: dict[str, int],
+    op: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["explain", pattern, "--shape", ",".join(map(str, shape))]
+    argv += [f"--len={name}={value}" for name, value in lengths.items()]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f'{op} "{pattern}"')
+    assert out == tops.explain(pattern, shape, op=op, **lengths) + "\n"
+    assert out == tops.explain(pattern, shape, **lengths) + "\n"
+
+
+def test_explain_einsum_with_one_shape_flag_per_operand(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["explain", "ij,jk->ik", "--shape", "2,3", "--shape", "3,5"]) == 0
+    out = capsys.readouterr().out
+    assert out == tops.explain("ij,jk->ik", [(2, 3), (3, 5)]) + "\n"
+
+
+def test_einsum_errors_name_explain_not_einsum_path(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "ij,jk->ik", "--shapes", "2x3,4x5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tensorops: error: einsum: axis 'j' has length 3")
+    assert "einsum_path" not in err
+
+
+def test_every_option_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", "--help"]) == 0
+    out = capsys.readouterr().out
+    for option in ("--shape", "--shapes", "--len", "--op", "--reduction", "--brief"):
+        block = out.split(option, 1)[1].split("\n  -", 1)[0]
+        assert len(block.split()) > 2, f"{option} has no help text"
 
 
 @pytest.mark.parametrize(
@@ -178,7 +238,7 @@ def test_path_with_a_bad_path(capsys: pytest.CaptureFixture[str]) -> None:
 def test_path_error_shows_the_shapes(capsys: pytest.CaptureFixture[str]) -> None:
     if getattr(tops, "einsum_path", None) is None:
         pytest.skip("einsum_path is not available")
-    assert main(["path", "ij,jk->ik", "--shapes", "2x3,4x5", "--verbose"]) == 2
+    assert main(["path", "ij,jk->ik", "--shapes", "2x3,4x5"]) == 2
     err = capsys.readouterr().err
     assert "axis 'j' has length 3" in err
     assert "input 1: shape=(4, 5)" in err

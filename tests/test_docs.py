@@ -81,9 +81,10 @@ def _missing(code: str) -> list[str]:
 
 
 PAGES = sorted(DOCS.glob("*.md"))
+README = DOCS.parent / "README.md"
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+@pytest.mark.parametrize("page", [*PAGES, README], ids=[p.name for p in [*PAGES, README]])
 def test_code_blocks_run(page: Path) -> None:
     namespace: dict[str, object] = {"__name__": "__docs__"}
     failures: list[str] = []
@@ -107,6 +108,35 @@ def test_every_page_is_in_the_nav() -> None:
     nav = (DOCS.parent / "mkdocs.yml").read_text(encoding="utf-8")
     for page in PAGES:
         assert f" {page.name}" in nav, f"{page.name} is not in mkdocs.yml nav"
+
+
+def _public_objects() -> list[tuple[str, object]]:
+    import tensorops
+
+    found = [(f"tensorops.{n}", getattr(tensorops, n)) for n in tensorops.__all__]
+    if importlib.util.find_spec("torch") is not None:
+        from tensorops.layers import torch as layers
+
+        found += [(f"layers.torch.{n}", getattr(layers, n)) for n in layers.__all__]
+    return found
+
+
+def test_api_page_lists_every_public_name() -> None:
+    api = (DOCS / "api.md").read_text(encoding="utf-8")
+    missing = [name for name, _ in _public_objects() if name not in api]
+    assert not missing, f"docs/api.md does not list {missing}"
+
+
+def test_public_docstrings_have_no_sphinx_roles() -> None:
+    """mkdocstrings renders Markdown: a ``:func:`x``` role would appear as raw text."""
+    role = re.compile(r":(func|class|meth|attr|data|mod|exc):`")
+    found: list[str] = []
+    for name, obj in _public_objects():
+        docs = [(name, getattr(obj, "__doc__", None))]
+        if isinstance(obj, type):
+            docs += [(f"{name}.{k}", getattr(v, "__doc__", None)) for k, v in vars(obj).items()]
+        found += [where for where, doc in docs if doc and role.search(doc)]
+    assert not found, f"Sphinx roles in the docstrings of {found}"
 
 
 def test_extract_blocks() -> None:

@@ -97,6 +97,13 @@ def test_no_array_is_needed_and_the_result_is_a_str() -> None:
     assert isinstance(tops.explain("a -> a", [5]), str)
 
 
+def test_the_op_is_read_from_the_pattern() -> None:
+    assert tops.explain("a b -> a", (2, 3)) == tops.explain("a b -> a", (2, 3), op="reduce")
+    assert tops.explain("a -> a r", (2,), r=3) == tops.explain("a -> a r", (2,), op="repeat", r=3)
+    with pytest.raises(tops.TensorOpsError, match="axis 'b' is missing on the right"):
+        tops.explain("a b -> a c", (2, 3), c=4)  # dropped and added: neither reduce nor repeat
+
+
 @pytest.mark.parametrize(
     ("call", "reason"),
     [
@@ -105,7 +112,7 @@ def test_no_array_is_needed_and_the_result_is_a_str() -> None:
             "cannot split axis of length 9 into (h w) with h=2: 9 is not divisible by 2",
         ),
         (
-            lambda: tops.explain("a b -> a", (2, 3)),
+            lambda: tops.explain("a b -> a", (2, 3), op="rearrange"),
             "axis 'b' is missing on the right",
         ),
         (

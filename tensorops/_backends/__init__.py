@@ -45,7 +45,7 @@ _TORCH_EXTRA = 'pip install "tensorops[torch]"'
 NUMPY_BACKEND = NumpyBackend()
 
 #: type(x) -> adapter, one entry per array type seen. The ops' fast path reads it
-#: directly (``ADAPTERS[type(x)]``); :func:`get_backend` fills it.
+#: directly (``ADAPTERS[type(x)]``); `get_backend` fills it.
 ADAPTERS: dict[type, Backend] = {np.ndarray: NUMPY_BACKEND}
 #: array namespace module -> its one adapter.
 _BY_NAMESPACE: dict[Any, ArrayApiBackend] = {}

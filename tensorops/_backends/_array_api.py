@@ -1,6 +1,6 @@
 """The generic adapter: any array library that follows the Python array API standard.
 
-One :class:`ArrayApiBackend` is bound to one namespace ``xp`` (``jax.numpy``,
+One `ArrayApiBackend` is bound to one namespace ``xp`` (``jax.numpy``,
 ``array_api_strict``, ``array_api_compat.dask.array``, ``array_api_compat.cupy``,
 ...). The ops use only functions of the standard, so Dask arrays stay lazy: every
 method builds task graph and nothing is computed. Per-library special cases are

@@ -3,11 +3,11 @@
 Every op method is a plain torch call, so autograd flows through it and
 ``torch.compile(fullgraph=True)`` traces it without graph breaks: no ``.item()``,
 no ``.cpu()``, no host synchronization, no Python branching on tensor values.
-Only :meth:`TorchBackend.to_numpy` moves data to the host, because it is asked to.
+Only `TorchBackend.to_numpy` moves data to the host, because it is asked to.
 
 This module imports torch; ``tensorops._backends`` imports it only once a
 tensor has been seen (torch is then already in ``sys.modules``). What tensorops
-does for torch.compile is in :mod:`tensorops._tracing`.
+does for torch.compile is in `tensorops._tracing`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """The public ``einsum`` and ``einsum_path``.
 
-``einsum`` is an op of the dispatch (:mod:`tensorops._dispatch`): a call with a
+``einsum`` is an op of the dispatch (`tensorops._dispatch`): a call with a
 cached plan does one ``type(x)`` lookup per operand, one LRU lookup keyed on
 (equation, shapes, lengths, settings, notation), then runs the compiled program.
 Calls in the other formats its peers take (sublists, a list of operands, numpy's
-and opt_einsum's keywords) are read by :mod:`tensorops._einsum._arguments` first.
+and opt_einsum's keywords) are read by `tensorops._einsum._arguments` first.
 ``einsum_path`` plans without running, and never compiles a program.
 """
 
@@ -163,7 +163,7 @@ def _shape(operand: Any) -> tuple[int, ...]:
 
 
 def _einsum_with_options(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
-    """Einsum in any calling convention, with any option (see :mod:`._arguments`)."""
+    """Einsum in any calling convention, with any option (see `._arguments`)."""
     equation: Any = None
     operands: tuple[Any, ...] = ()
     lengths = {name: value for name, value in keywords.items() if name not in OPTIONS}
@@ -233,15 +233,15 @@ def einsum_path(*args: Any, **keywords: Any) -> ContractionPlan:
 
     Args:
         *args: The equation and, per operand, an array or a shape tuple, in any of
-            the calling conventions of :func:`einsum` (a list is an array, as in
+            the calling conventions of `einsum` (a list is an array, as in
             NumPy).
-        **keywords: Axis lengths and the planning options of :func:`einsum`
+        **keywords: Axis lengths and the planning options of `einsum`
             (``strategy``, ``optimize``, ``memory_limit``, ``max_time``,
             ``minimize``); ``shapes=True`` reads every operand as a shape
             (opt_einsum's ``contract_path``).
 
     Returns:
-        A :class:`ContractionPlan`; ``str(plan)`` is a table of the steps.
+        A `ContractionPlan`; ``str(plan)`` is a table of the steps.
 
     Raises:
         TensorOpsError: The equation is malformed or does not fit the shapes.

@@ -346,7 +346,7 @@ def read_options(
     """The plan settings, the extras and opt_einsum's ``backend=`` of a call's options.
 
     Args:
-        options: the option keywords given (see :data:`OPTIONS`).
+        options: the option keywords given (see `OPTIONS`).
         defaults: what gives the settings of ``tops.config`` (strategy, memory_limit).
         count: how many operands there are.
         shapes: their shapes.

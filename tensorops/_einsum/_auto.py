@@ -1,15 +1,15 @@
 """The ``auto`` and ``hyper`` strategies: effort sized by what the contraction costs.
 
 ``auto`` plans exactly when that is cheap and otherwise improves greedy paths as far
-as it pays, taking a FLOP of the run to cost about 0.1 ns (10 GFLOP/s) and letting
-planning take about a tenth of the run:
+as it pays, pricing the run at 10 GFLOP/s and letting planning take about a tenth
+of it:
 
 * up to five operands, ``optimal``; up to twelve, ``dp`` if it finishes within
-  about a millisecond (10_000 candidate pairs);
+  10_000 candidate pairs;
 * up to twenty, the greedy path with its subtrees re-planned five parts at a time;
   costly networks also re-plan a second greedy path (smallest result first);
-* past twenty, the search of :mod:`~tensorops._einsum._hyper` gets work in
-  proportion to the greedy path's cost, up to about a third of a second;
+* past twenty, the search of `_hyper` gets work in
+  proportion to the greedy path's cost, up to 120_000 units;
   cheap networks keep today's greedy path, re-planned when it is costly;
 * up to thirty operands, ``dp`` within a budget in proportion to the cost.
 
@@ -32,24 +32,24 @@ from tensorops._einsum._reconfigure import ContractionTree
 __all__ = ["HYPER_DEFAULT_WORK", "plan_auto", "plan_hyper"]
 
 _AUTO_OPTIMAL_MAX = 5
-# dp within this many candidate pairs (about a millisecond) is tried first up to
-# twelve operands: it fits most such networks and is then exact
+# dp within this many candidate pairs is tried first up to twelve operands: it fits
+# most such networks and is then exact
 _AUTO_DP_FIRST = (12, 10_000)
-_AUTO_PARTS, _AUTO_ROUNDS = 5, 3  # re-planning a subtree over 5 parts takes ~50 µs
-# Re-planning the subtrees of a greedy path takes ~0.1 ms per operand: up to
-# twenty operands it is always done, and a second greedy path (smallest result
-# first) is re-planned too for paths of 1e7 FLOPs per operand and more; past
-# twenty without a search, only for such paths. dp gets a candidate pair
-# (~0.5 µs) per 50_000 FLOPs, if that makes 10_000 pairs, as a smaller budget
-# seldom completes past twelve operands; pairs cost more as the search grows
-# (~10 µs by 100_000 on dense networks), so 50_000 is the most.
+_AUTO_PARTS, _AUTO_ROUNDS = 5, 3  # subtrees re-planned five parts at a time, 3 rounds
+# Re-planning the subtrees of a greedy path costs in proportion to the operands: up
+# to twenty operands it is always done, and a second greedy path (smallest result
+# first) is re-planned too for paths of 1e7 FLOPs per operand and more; past twenty
+# without a search, only for such paths. dp gets a candidate pair per 50_000 FLOPs,
+# if that makes 10_000 pairs, as a smaller budget seldom completes past twelve
+# operands; pairs cost more as the search grows, so 50_000 is the most.
 _AUTO_RECONFIGURE_MAX, _AUTO_RECONFIGURE_FLOPS = 20, 10_000_000
 _AUTO_DP_MAX, _AUTO_FLOPS_PER_PAIR = 30, 50_000
 _AUTO_MIN_PAIRS, _AUTO_MAX_PAIRS = 10_000, 50_000
-# A unit of search work (a split tried by the subset search) takes ~2.5 µs, so a
-# tenth of a run at 10 GFLOP/s pays for a unit every 250_000 FLOPs; at most
-# 120_000 units (about a third of a second). A search is worth it from the work
-# of a greedy path: it starts by re-planning the costliest subtrees of that one.
+# The cost model: a unit of search work (a split tried by the subset search) is
+# worth 250_000 FLOPs of the run, which keeps planning near a tenth of the run at
+# 10 GFLOP/s (benchmarks/einsum_planning.py measures both); at most 120_000 units.
+# A search is worth it from the work of a greedy path: it starts by re-planning the
+# costliest subtrees of that one.
 _AUTO_FLOPS_PER_WORK, _AUTO_MAX_WORK = 250_000, 120_000
 
 _HYPER_DP_PAIRS = 500_000  # dp for up to thirty operands: seconds at most
@@ -115,7 +115,7 @@ def plan_hyper(net: BitNetwork, max_time: float | None = None) -> None:
         net: The network. Up to twenty operands, or under a memory limit (which
             the search does not check), ``auto``'s path improved by ``dp``.
         max_time: Seconds to search (wall time: the path then depends on the
-            machine's speed); None: :data:`HYPER_DEFAULT_WORK` units of work.
+            machine's speed); None: `HYPER_DEFAULT_WORK` units of work.
     """
     if len(net.inputs) <= _AUTO_RECONFIGURE_MAX or net.limit is not None:
         plan_auto(net)

@@ -1,7 +1,7 @@
 """Einsum equations bound to shapes: the size of every axis, checked.
 
-:func:`bind_equation` resolves each operand's dimensions with the axis resolver of
-:mod:`tensorops._axes` (compositions such as ``(h d)`` with ``h=8``), checks that
+`bind_equation` resolves each operand's dimensions with the axis resolver of
+`tensorops._axes` (compositions such as ``(h d)`` with ``h=8``), checks that
 each axis has one length across operands, and applies NumPy's broadcasting of
 ``...`` and of size-1 axes: a size-1 axis that meets a larger one is dropped from
 its operand, which is constant along it.
@@ -57,7 +57,7 @@ def bind_equation(
         equation: The equation.
         shapes: Each operand's shape.
         lengths: Lengths of composed axes the caller gave.
-        spaced: As for :func:`~tensorops._einsum._notation.parse_equation`.
+        spaced: As for `parse_equation`.
 
     Raises:
         TensorOpsError: The equation is malformed or does not fit the shapes / lengths.

@@ -1,6 +1,6 @@
-"""The cost model of :mod:`tensorops._einsum._cost` on bitsets, for the path planners.
+"""The cost model of `tensorops._einsum._cost` on bitsets, for the path planners.
 
-:class:`BitNetwork` is the network with one bit per axis (Python ints), which is
+`BitNetwork` is the network with one bit per axis (Python ints), which is
 several times faster than sets of strings; it also records the path a planner builds.
 The operations every planner shares live here: sizes, the cost of a pairwise step,
 the holders of each axis, emitting a tree as steps, and the cost of a whole path.

@@ -2,11 +2,11 @@
 
 Two stages, each cached on what it depends on:
 
-* :func:`plan_einsum` binds the equation to the shapes and finds the contraction
-  path: an :class:`EinsumPlan`. ``einsum_path`` stops here and describes it as a
-  :class:`ContractionPlan`, whose step table is worked out only when it is read.
-* :func:`compile_einsum` turns a plan into a :class:`Compiled` program of primitive
-  calls (:mod:`tensorops._einsum._execute`) and is what ``einsum``'s dispatch caches.
+* `plan_einsum` binds the equation to the shapes and finds the contraction
+  path: an `EinsumPlan`. ``einsum_path`` stops here and describes it as a
+  `ContractionPlan`, whose step table is worked out only when it is read.
+* `compile_einsum` turns a plan into a `Compiled` program of primitive
+  calls (`tensorops._einsum._execute`) and is what ``einsum``'s dispatch caches.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def plan_einsum(
     spaced: bool | None,
     settings: Settings,
 ) -> EinsumPlan:
-    """Bind and plan an einsum (uncached; see :data:`plan_einsum_cached`).
+    """Bind and plan an einsum (uncached; see `plan_einsum_cached`).
 
     Raises:
         TensorOpsError: Anything wrong with the equation, shapes, lengths or strategy.
@@ -136,7 +136,7 @@ plan_einsum_cached = functools.lru_cache(maxsize=1024)(plan_einsum)
 
 
 class Compiled(NamedTuple):
-    """An einsum's program of primitive calls (or its slicing); :meth:`run` is its executor."""
+    """An einsum's program of primitive calls (or its slicing); `run` is its executor."""
 
     program: Program | None
     slicing: Slicing | None
@@ -238,7 +238,7 @@ class ContractionPlan:
 
     @property
     def steps(self) -> tuple[Step, ...]:
-        """One :class:`~tensorops._einsum._cost.Step` per path entry (of one slice)."""
+        """One `Step` per path entry (of one slice)."""
         return self._cost().steps
 
     @property

@@ -7,7 +7,7 @@ step sums an axis away. A path is the NumPy / opt_einsum list of tuples: each
 tuple names positions in the current operand list, those operands are removed and
 the step's result is appended at the end.
 
-:mod:`tensorops._einsum._bitnet` holds the same model on bitsets, for the planners.
+`tensorops._einsum._bitnet` holds the same model on bitsets, for the planners.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class Step:
         inputs: Axes of those operands, in the same order.
         result: Axes of the step's result.
         summed: Axes summed away in this step.
-        flops: Cost of the step (see :func:`flop_count`).
+        flops: Cost of the step (see `flop_count`).
         size: Number of elements of the result.
     """
 
@@ -135,7 +135,7 @@ def contraction_steps(
         path: The path, in the NumPy / opt_einsum convention.
 
     Returns:
-        One :class:`Step` per path entry.
+        One `Step` per path entry.
 
     Raises:
         ValueError: If the path is malformed, leaves more than one operand, or the
@@ -237,7 +237,7 @@ class SlicedSteps(NamedTuple):
     """A contraction path run slice by slice, and what it costs.
 
     Attributes:
-        steps: The steps of one slice: the path replayed on :func:`sliced_network`
+        steps: The steps of one slice: the path replayed on `sliced_network`
             (its FLOPs and sizes are per slice).
         slices: How many slices run: the product of the sliced axes' sizes (1 for none).
         flops: The cost of all slices, ``total_flops(steps) * slices`` (summing the
@@ -273,7 +273,7 @@ def sliced_contraction_steps(
         the largest intermediate of a slice.
 
     Raises:
-        ValueError: As :func:`contraction_steps`.
+        ValueError: As `contraction_steps`.
 
     Examples:
         >>> ring = [("a", "b"), ("b", "c"), ("c", "a")]

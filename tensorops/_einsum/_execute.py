@@ -1,4 +1,4 @@
-"""Einsum execution on any backend: a :class:`Program` of primitive calls.
+"""Einsum execution on any backend: a `Program` of primitive calls.
 
 A program is built once per (equation, shapes, path) and cached by the caller:
 

@@ -8,7 +8,7 @@ Each alive operand keeps one candidate in a heap: its best partner among its
 neighbours. After a step, only the result is scored against its neighbours;
 a candidate whose operand is gone is skipped when it is popped.
 
-Beyond the vocabulary of :mod:`~tensorops._einsum._bitnet`: ``on_two`` /
+Beyond the vocabulary of `_bitnet`: ``on_two`` /
 ``on_three`` are the summed axes on at least two / three alive operands, so that a
 pair keeps the axes it shares that are in ``on_three`` and its other axes that are
 in ``on_two``; ``lone`` / ``paired`` are the summed axes on at most one / two.
@@ -30,7 +30,7 @@ __all__ = ["Scorer", "plan_greedy"]
 Scorer = Callable[[int, int], int]
 """Scores a pair from the size of its result and the summed sizes of its operands
 (lowest first), in place of ``size(ab) - weight * (size(a) + size(b))``: randomised
-greedy paths perturb the score (:mod:`~tensorops._einsum._hyper`)."""
+greedy paths perturb the score (`_hyper`)."""
 
 _Candidate = tuple[int, int, int]  # score, the larger SSA id, the smaller one
 
@@ -317,7 +317,7 @@ def _merge_equal(net: BitNetwork, out: int) -> tuple[dict[int, int], dict[int, i
 def _plan_three(net: BitNetwork, out: int, weight: int) -> bool:
     """Plan three distinct operands without dangling axes directly; False if none are linked.
 
-    The most common case, where the set-up of :func:`plan_greedy` would take
+    The most common case, where the set-up of `plan_greedy` would take
     most of its time. No summed axis is on all three operands (it would be an
     output axis), so every linked pair is a candidate of its own and the result
     of the best one is contracted with the third operand.

@@ -7,18 +7,18 @@ reconfiguration. This search does the same in three phases:
 
 1. **starts**: the greedy path, then within a quarter of the budget the greedy
    path by result size alone and greedy paths whose pair scores are perturbed
-   (:func:`random_scorer`), then within a quarter of the rest partition trees
-   (:mod:`~tensorops._einsum._partition`), which only budgets like ``hyper``'s
+   (`random_scorer`), then within a quarter of the rest partition trees
+   (`_partition`), which only budgets like ``hyper``'s
    afford;
 2. **settle**: the cheapest greedy starts and the partition trees are
    reconfigured by the fixed cuts of
-   :meth:`~tensorops._einsum._reconfigure.ContractionTree.improve`;
+   `improve`;
 3. **refine**: the best two get passes of reconfiguration with random cuts, into
    five to seven parts, the worse dropped after two passes, until the budget is
    spent or every cut has been tried.
 
-Work is counted, not timed (:class:`Effort`): the same network gets the same path on
-every machine. The randomness comes from :mod:`~tensorops._einsum._prng`, seeded by
+Work is counted, not timed (`Effort`): the same network gets the same path on
+every machine. The randomness comes from `_prng`, seeded by
 the network. Only ``hyper`` with ``max_time`` also stops at a deadline.
 """
 
@@ -34,9 +34,9 @@ from tensorops._einsum._reconfigure import ContractionTree
 
 __all__ = ["Effort", "greedy_work", "network_seed", "partition_work", "random_scorer", "search"]
 
-# Work units are splits tried by the subset search (reconfigure_work), about a
-# microsecond or two each; a greedy path takes about as long as this many per
-# operand, and a partition tree this many per operand and level.
+# Work units are splits tried by the subset search (reconfigure_work); a greedy path
+# takes about as long as this many per operand, and a partition tree this many per
+# operand and level.
 _GREEDY_WORK_PER_OPERAND = 20
 _START_SHARE = 4  # 1/4 of the budget goes to start trees
 _MAX_STARTS = 64
@@ -53,8 +53,8 @@ class Effort:
     """How much work a search may do, and optionally until when.
 
     Args:
-        work: Work units (see :func:`greedy_work`) the search may spend.
-        deadline: A :func:`time.perf_counter` time to stop at (None: none).
+        work: Work units (see `greedy_work`) the search may spend.
+        deadline: A `time.perf_counter` time to stop at (None: none).
     """
 
     __slots__ = ("deadline", "spent", "work")

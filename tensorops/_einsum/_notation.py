@@ -1,7 +1,7 @@
 """Einsum equations -> the dimensions of every operand and of the output, for given ranks.
 
-Two spellings share the grammar of :mod:`tensorops._grammar`, decided for the whole
-equation by :func:`tensorops._grammar.is_spaced`:
+Two spellings share the grammar of `tensorops._grammar`, decided for the whole
+equation by `tensorops._grammar.is_spaced`:
 
 * compact (NumPy / PyTorch / opt_einsum): ``"ij,jk->ik"``, ``"...ij,...jk"``; every
   character is one axis (letters, and any non-ASCII symbol, as opt_einsum writes
@@ -10,9 +10,9 @@ equation by :func:`tensorops._grammar.is_spaced`:
   be composed with ``( )``. In the einops argument order (equation last) every
   equation is spaced, so ``"index ->"`` is one axis.
 
-:func:`parse_equation` expands ``...`` for given operand ranks (axes named as
-:func:`tensorops._axes.dots_name` gives, right-aligned as NumPy broadcasts) and fills
-in the implicit output; :mod:`tensorops._einsum._bind` then resolves the lengths.
+`parse_equation` expands ``...`` for given operand ranks (axes named as
+`tensorops._axes.dots_name` gives, right-aligned as NumPy broadcasts) and fills
+in the implicit output; `tensorops._einsum._bind` then resolves the lengths.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def parse_equation(equation: str, ndims: tuple[int, ...], spaced: bool | None = 
         equation: The equation.
         ndims: Each operand's number of dimensions.
         spaced: True to read it as spaced whatever it looks like (the einops argument
-            order), None to decide by :func:`tensorops._grammar.is_spaced`.
+            order), None to decide by `tensorops._grammar.is_spaced`.
 
     Raises:
         PatternError: The equation is malformed.

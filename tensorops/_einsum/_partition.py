@@ -8,7 +8,7 @@ partitioner: a Fiduccia-Mattheyses refinement (Fiduccia and Mattheyses, DAC 1982
 of a graph-growing start, on a multilevel hierarchy of matched operands
 (Karypis and Kumar, SIAM J. Sci. Comput. 20, 1998).
 
-Vocabulary beyond :mod:`~tensorops._einsum._bitnet`: a **vertex** is an operand (or,
+Vocabulary beyond `_bitnet`: a **vertex** is an operand (or,
 on coarse levels, a group of operands) of the part being split; an **edge** is a
 summed axis with two or more vertices in it (its **pins**); the **cut** is the
 summed weight of the edges with pins on both sides; a **gain** is how much a
@@ -336,7 +336,7 @@ def partition_tree(
         tries: Starts per bisection.
 
     Returns:
-        The tree as the ``split`` of a :class:`~tensorops._einsum._reconfigure.ContractionTree`.
+        The tree as the ``split`` of a `ContractionTree`.
     """
     holders = net.holders(range(len(net.inputs)))
     split: dict[int, int] = {}

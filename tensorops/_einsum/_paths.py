@@ -1,35 +1,35 @@
 """Contraction path planners for einsum: the entry points.
 
-Every strategy minimises the cost model of :mod:`tensorops._einsum._cost` over
+Every strategy minimises the cost model of `tensorops._einsum._cost` over
 paths of pairwise steps, where an input may first be summed on its own over axes
 that no other operand and not the output has (opt_einsum's "single term"
-reductions). Planners work on bitsets (:mod:`~tensorops._einsum._bitnet`) and
+reductions). Planners work on bitsets (`_bitnet`) and
 build a path in static single assignment form, converted to the NumPy /
 opt_einsum convention at the end.
 
 Strategies:
     ``optimal``: the exact minimum, by dynamic programming over all subsets of
-        operands (outer products included), for up to :data:`OPTIMAL_MAX_OPERANDS`
-        (:mod:`~tensorops._einsum._dp`).
+        operands (outer products included), for up to `OPTIMAL_MAX_OPERANDS`
+        (`_dp`).
     ``dp``: the minimum over paths without outer products inside each connected
         component (Pfeifer et al., Phys. Rev. E 90, 033315, 2014), searched
         cheapest subset first; components are then joined smallest first. Its
         time grows exponentially: fine to about 30 sparsely linked operands. Up
         to five operands it runs the exhaustive search of ``optimal``, faster there.
     ``greedy``: opt_einsum's greedy heuristic, for hundreds of operands
-        (:mod:`~tensorops._einsum._greedy`).
+        (`_greedy`).
     ``auto``: exact for a few operands, then greedy paths improved as far as the
         contraction's cost pays for; past twenty operands a search for
-        hyper-optimised trees (:mod:`~tensorops._einsum._auto`). Deterministic.
+        hyper-optimised trees (`_auto`). Deterministic.
     ``hyper``: the same search with a larger budget or a time limit, for a large
-        network contracted many times (:func:`~tensorops._einsum._auto.plan_hyper`).
+        network contracted many times (`plan_hyper`).
 
 ``minimize="combo"`` makes the planners minimise FLOPs plus
-:data:`COMBO_WRITE_WEIGHT` times the elements written to intermediates.
+`COMBO_WRITE_WEIGHT` times the elements written to intermediates.
 
 Under a memory limit, the path is planned without one first; if some intermediate
 does not fit, both a path planned under the limit and sliced paths
-(:mod:`~tensorops._einsum._slicing`) are considered, and the cheapest in total is
+(`_slicing`) are considered, and the cheapest in total is
 taken: a plan never falls back to one step over all operands.
 """
 
@@ -185,13 +185,13 @@ def plan_contraction(
         inputs: Axes of each operand (distinct within an operand).
         output: Axes of the result.
         size_dict: Size of every axis.
-        strategy: One of :data:`PLANNERS`.
+        strategy: One of `PLANNERS`.
         memory_limit: Most elements any intermediate but the final result may
             have, per slice (None: no limit). Axes are sliced only when no
             cheaper pairwise path fits.
         max_time: Seconds ``hyper`` may search (None: a fixed amount of work).
         minimize: ``"flops"``, or ``"combo"`` for FLOPs plus
-            :data:`COMBO_WRITE_WEIGHT` per element written.
+            `COMBO_WRITE_WEIGHT` per element written.
 
     Returns:
         The path and the sliced axes.
@@ -199,7 +199,7 @@ def plan_contraction(
     Raises:
         ValueError: For an unknown strategy or objective, ``max_time`` with
             another strategy than ``hyper``, no operands, or ``optimal`` on more
-            than :data:`OPTIMAL_MAX_OPERANDS` operands.
+            than `OPTIMAL_MAX_OPERANDS` operands.
 
     Examples:
         A ring of matrices whose products do not fit: one axis is sliced.
@@ -245,15 +245,15 @@ def find_path(
     max_time: float | None = None,
     minimize: str = "flops",
 ) -> Path:
-    """Plan the order in which to contract einsum operands: :func:`plan_contraction`'s path.
+    """Plan the order in which to contract einsum operands: `plan_contraction`'s path.
 
-    It takes the arguments of :func:`plan_contraction` and raises the same errors.
+    It takes the arguments of `plan_contraction` and raises the same errors.
 
     Returns:
         The path in the NumPy / opt_einsum convention: each tuple lists positions
         in the current operand list; those operands are removed and the result
         is appended. Under a memory limit that needs slicing, this is the path of
-        each slice (:func:`plan_contraction` also says which axes to slice).
+        each slice (`plan_contraction` also says which axes to slice).
 
     Examples:
         Contract the last two matrices first, then the first with their product:
@@ -282,7 +282,7 @@ def slice_path(
         size_dict: Size of every axis.
         path: A valid path in the NumPy / opt_einsum convention; it is kept.
         memory_limit: Most elements any intermediate but the last may have.
-        minimize: As for :func:`plan_contraction`.
+        minimize: As for `plan_contraction`.
 
     Returns:
         The path and the axes to slice (none if it fits already).

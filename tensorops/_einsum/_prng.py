@@ -1,10 +1,10 @@
 """A small deterministic random number generator on Python ints, for the planners.
 
 The randomised planners must give the same path for the same network on every
-machine and under ``torch.compile``, which cannot trace the :mod:`random` module.
+machine and under ``torch.compile``, which cannot trace the `random` module.
 So they draw from SplitMix64 (Steele, Lea and Flood, OOPSLA 2014), seeded from the
-network itself, and work in fixed point: :func:`log2_fixed` and the Gumbel table
-:data:`GUMBEL` replace floating-point logarithms.
+network itself, and work in fixed point: `log2_fixed` and the Gumbel table
+`GUMBEL` replace floating-point logarithms.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 __all__ = ["FIXED", "GUMBEL", "Random", "fingerprint", "log2_fixed"]
 
 FIXED = 256
-"""Fixed-point unit of :func:`log2_fixed` and :data:`GUMBEL`: 256 means 1.0."""
+"""Fixed-point unit of `log2_fixed` and `GUMBEL`: 256 means 1.0."""
 
 _MASK = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15

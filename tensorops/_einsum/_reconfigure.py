@@ -4,17 +4,17 @@ A pairwise path is a binary tree over the operands; each internal node is the se
 of operands it contracts. Subtree reconfiguration (as in cotengra: Gray and
 Kourtis, Quantum 5, 410, 2021) takes a node, cuts the tree below it into at most
 ``k`` parts, and replaces the steps that join those parts by the cheapest ones
-without outer products (:func:`~tensorops._einsum._subsets.optimize_subsets`). The
+without outer products (`optimize_subsets`). The
 axes of a node do not depend on how it was made, so the rest of the tree keeps its
 cost, and a replacement is taken only when it is cheaper: the path never gets worse.
 
 Where to cut matters as much as ``k``: the passes over the tree alternate between
 cutting below the largest intermediate first and cutting into the parts with the
 most operands first, which reach different neighbouring trees. Passes that cut at
-random (with a :class:`~tensorops._einsum._prng.Random`) reach many more: from one
+random (with a `Random`) reach many more: from one
 start they keep finding cheaper trees long after the fixed cuts have settled,
 which makes them the workhorse of the large-network search
-(:mod:`~tensorops._einsum._hyper`).
+(`_hyper`).
 """
 
 from __future__ import annotations
@@ -199,8 +199,8 @@ class ContractionTree:
         Args:
             k: Most parts a subtree is cut into.
             rounds: Most passes over the tree.
-            budget: Stop once :attr:`work` exceeds this.
-            deadline: Stop at this :func:`time.perf_counter` time.
+            budget: Stop once `work` exceeds this.
+            deadline: Stop at this `time.perf_counter` time.
         """
         modes, idle = (_BY_SIZE, _BY_COUNT), 0
         for number in range(rounds):
@@ -226,8 +226,8 @@ class ContractionTree:
             k: Most parts a subtree is cut into.
             by: How to choose the part to cut next (ignored with ``rng``).
             rng: Randomness to cut at random instead.
-            budget: Stop once :attr:`work` exceeds this.
-            deadline: Stop at this :func:`time.perf_counter` time.
+            budget: Stop once `work` exceeds this.
+            deadline: Stop at this `time.perf_counter` time.
 
         Returns:
             Whether the tree got cheaper.

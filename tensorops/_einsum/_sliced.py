@@ -1,9 +1,9 @@
 """Contraction slice by slice, when no path keeps every intermediate under the memory limit.
 
-The planner names axes to slice (:func:`tensorops._einsum._paths.plan_contraction`).
+The planner names axes to slice (`tensorops._einsum._paths.plan_contraction`).
 For every combination of their values, each operand holding a sliced axis is
 indexed at that value (the axis goes), and the smaller network is contracted by
-the same :class:`~tensorops._einsum._execute.Program`. The results are added up
+the same `Program`. The results are added up
 over sliced axes that are summed, and stacked along sliced axes of the output,
 then moved to their place. Only one slice's intermediates live at a time; on Dask
 each slice is a separate branch of the task graph, so the slices run as
@@ -60,7 +60,7 @@ def plan_slicing(
     path: Sequence[tuple[int, ...]],
     sliced: tuple[str, ...],
 ) -> Slicing:
-    """The :class:`Slicing` of a contraction (arguments as for ``build_program``)."""
+    """The `Slicing` of a contraction (arguments as for ``build_program``)."""
     kept = [tuple(a for a in term if a not in sliced) for term in axes]
     rest = tuple(a for a in output if a not in sliced)
     program = build_program(tuple(kept), (None,) * len(axes), rest, None, sizes, path)

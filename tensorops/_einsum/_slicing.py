@@ -9,7 +9,7 @@ shrink the largest intermediates at the least extra cost (the approach of Gray a
 Kourtis, Quantum 5, 410, 2021, and of earlier quantum-circuit simulators).
 
 Everything here works on the steps of a planned path: the axes of each step's
-operands and result (:meth:`~tensorops._einsum._bitnet.BitNetwork.results`), all but
+operands and result (`results`), all but
 the last of which are intermediates.
 """
 

@@ -1,8 +1,8 @@
 """The cheapest pairwise tree over every subset of a few tensors, by dynamic programming.
 
 ``optimal`` runs it over all operands; subtree reconfiguration
-(:mod:`~tensorops._einsum._reconfigure`) runs it over the handful of parts a
-subtree is cut into. Vocabulary as in :mod:`~tensorops._einsum._bitnet`.
+(`_reconfigure`) runs it over the handful of parts a
+subtree is cut into. Vocabulary as in `_bitnet`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class SubsetTrees(NamedTuple):
     """The best tree of every subset of some tensors, indexed by the subset's bitset.
 
     Attributes:
-        best: Its cost (:data:`INF` where the memory limit forbids it or, without
+        best: Its cost (`INF` where the memory limit forbids it or, without
             outer products, where its tensors are not linked).
         split: The part holding its lowest tensor in its best split in two.
         legs: The axes it keeps (those of the output or of the other tensors).
@@ -47,7 +47,7 @@ def subset_tables(
     Returns:
         Per subset: the axes it keeps (those of the output or of the other tensors),
         the axes it is used with (its tensor's for one tensor), its dangling axes,
-        its best cost (0 for one tensor, else :data:`INF`), and its best split (0).
+        its best cost (0 for one tensor, else `INF`), and its best split (0).
     """
     full = (1 << len(inputs)) - 1
     axes = [0] * (full + 1)
