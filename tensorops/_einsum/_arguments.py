@@ -28,6 +28,7 @@ import numpy as np
 
 from tensorops._axes import product
 from tensorops._config import MINIMIZE, Settings
+from tensorops._einsum._notation import plain_input_names
 from tensorops._einsum._paths import PLANNERS
 from tensorops._errors import ArgumentError, TensorOpsError, unknown_option
 from tensorops._grammar import Axis, is_spaced, items_of, parse_pattern
@@ -203,6 +204,9 @@ def _sublist(value: Any, number: int) -> list[Hashable]:
 @functools.lru_cache(maxsize=256)
 def _input_axes(equation: str, spaced: bool | None) -> frozenset[str]:
     """The names that are input axes of `equation` (a keyword with one of them is a length)."""
+    plain = plain_input_names(equation, spaced)
+    if plain is not None:
+        return plain
     pattern = parse_pattern(equation)
     if spaced is None:
         spaced = is_spaced(pattern)
@@ -222,6 +226,8 @@ def read_keywords(
     Raises:
         ArgumentError: a keyword that is neither (also a TypeError, as Python raises).
     """
+    if not keywords:
+        return {}, {}
     try:
         axes = _input_axes(equation, spaced)
     except TensorOpsError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any, NamedTuple
 
-from tensorops._axes import DOTS_PREFIX, check_lengths, resolve_dims
+from tensorops._axes import DOTS_PREFIX, Dim, Slot, check_lengths, resolve_dims
 from tensorops._einsum._notation import Notation, parse_equation
 from tensorops._errors import ShapeError, Span
 
@@ -64,21 +64,22 @@ def bind_equation(
     """
     notation = parse_equation(equation, tuple(len(shape) for shape in shapes), spaced)
     given = check_lengths(lengths)
-    known = {slot.name for term in notation.inputs for dim in term for slot in dim.slots}
-    for name in given:
-        if name not in known:
-            raise ShapeError(
-                f"axis length {name}={given[name]} is given but {name!r} is not an input axis",
-                pattern=equation,
-                hint="remove the unused keyword argument",
-            )
+    if given:
+        known = {slot.name for term in notation.inputs for dim in term for slot in dim.slots}
+        for name in given:
+            if name not in known:
+                raise ShapeError(
+                    f"axis length {name}={given[name]} is given but {name!r} is not an input axis",
+                    pattern=equation,
+                    hint="remove the unused keyword argument",
+                )
     sizes: dict[str, int] = {}
     owners: dict[str, _Owner] = {}
     elementary: list[list[tuple[str, int]]] = []
     for number, (dims, shape) in enumerate(zip(notation.inputs, shapes, strict=True)):
         items: list[tuple[str, int]] = []
         local: dict[str, int] = {}
-        for dim, resolved in zip(dims, resolve_dims(equation, dims, shape, given), strict=True):
+        for dim, resolved in zip(dims, _resolve(equation, dims, shape, given), strict=True):
             for slot, size in resolved:
                 axis = slot.name or ""
                 if local.setdefault(axis, size) != size:
@@ -88,11 +89,25 @@ def bind_equation(
                         pattern=equation,
                         span=dim.span,
                     )
-                _unify(equation, sizes, owners, axis, _Owner(number, size, dim.span), shapes)
+                if sizes.get(axis) != size:  # hot loop: an axis seen before with its size
+                    _unify(equation, sizes, owners, axis, _Owner(number, size, dim.span), shapes)
                 items.append((axis, size))
         elementary.append(items)
     axes, new_shapes = _drop_broadcast(elementary, sizes, shapes)
     return Bound(notation, tuple(sizes.items()), axes, new_shapes)
+
+
+def _resolve(
+    text: str, dims: tuple[Dim, ...], shape: tuple[int, ...], given: dict[str, int]
+) -> list[list[tuple[Slot, int]]]:
+    """`tensorops._axes.resolve_dims`; plain axes take their dimension's length directly.
+
+    Plain axes (one slot each, no length given or written) are the hot path of cold
+    planning; the resolver gives them the same lengths.
+    """
+    if given or any(len(dim.slots) != 1 or dim.slots[0].length is not None for dim in dims):
+        return resolve_dims(text, dims, shape, given)
+    return [[(dim.slots[0], length)] for dim, length in zip(dims, shape, strict=True)]
 
 
 def _unify(

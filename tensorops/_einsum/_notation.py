@@ -34,7 +34,14 @@ from tensorops._grammar import (
     parse_pattern,
 )
 
-__all__ = ["Notation", "parse_equation", "render_axes"]
+__all__ = [
+    "Notation",
+    "parse_equation",
+    "parse_general",
+    "plain_input_names",
+    "read_plain",
+    "render_axes",
+]
 
 
 class Notation(NamedTuple):
@@ -152,6 +159,133 @@ def parse_equation(equation: str, ndims: tuple[int, ...], spaced: bool | None = 
         PatternError: The equation is malformed.
         ShapeError: A term does not fit its operand's rank, or the operand count is wrong.
     """
+    plain = read_plain(equation, ndims, spaced)
+    return plain if plain is not None else parse_general(equation, ndims, spaced)
+
+
+# Hot path (cold planning of large networks): equations of plain axes only, the form
+# of every network opt_einsum and cotengra write. `read_plain` splits them with string
+# methods (which torch.compile can trace too) and gives exactly what `parse_general`
+# gives (tests/test_einsum_notation.py compares the two); anything else, errors
+# included, takes the grammar.
+_NOT_PLAIN = frozenset(".()[]_*…->")
+_Word = tuple[str, int]  # a word and where it starts
+_new = tuple.__new__  # builds a Slot / Dim without their Python-level __new__
+
+
+def _plain_terms(equation: str) -> tuple[list[tuple[list[_Word], int]], int] | None:
+    """Each term's words and where it ends, and how many terms are inputs; None if not plain."""
+    left, arrow, right = equation.partition("->")
+    texts = [*left.split(",")]
+    n_inputs = len(texts)
+    if arrow:
+        if "->" in right or "," in right:
+            return None
+        texts = [*texts, right]
+    terms: list[tuple[list[_Word], int]] = []
+    offset = 0
+    for number, text in enumerate(texts):
+        if not _NOT_PLAIN.isdisjoint(text):
+            return None
+        words: list[_Word] = []
+        cursor = 0
+        for word in text.split():
+            cursor = text.find(word, cursor)
+            words.append((word, offset + cursor))
+            cursor += len(word)
+        terms.append((words, offset + len(text)))
+        offset += len(text) + (2 if number == n_inputs - 1 else 1)
+    return terms, n_inputs
+
+
+def _compact_word(word: str) -> bool:
+    if word.isalpha():
+        return True
+    return all(char.isalpha() if char.isascii() else not char.isspace() for char in word)
+
+
+def _plain_name(word: str) -> bool:
+    return word.isascii() and word.isidentifier() and word[0] != "_" and word[-1] != "_"
+
+
+def plain_input_names(equation: str, spaced: bool | None) -> frozenset[str] | None:
+    """The input axis names of an equation of plain axes, as `read_plain` reads it; else None."""
+    found = _plain_terms(equation)
+    if found is None:
+        return None
+    terms, n_inputs = found
+    if spaced is None:
+        spaced = any(len(words) > 1 for words, _ in terms)
+    words = [word for term, _ in terms[:n_inputs] for word, _ in term]
+    return frozenset(words) if spaced else frozenset("".join(words))
+
+
+def read_plain(equation: str, ndims: tuple[int, ...], spaced: bool | None) -> Notation | None:
+    """`parse_equation` of an equation of plain axes (no ``...``, groups or digits); else None."""
+    found = _plain_terms(equation)
+    if found is None:
+        return None
+    terms, n_inputs = found
+    if n_inputs != len(ndims):
+        return None
+    several = any(len(words) > 1 for words, _ in terms)
+    if spaced is None:
+        spaced = several
+    elif not spaced and several:
+        return None
+    names: list[list[str]] = []
+    starts: list[list[int]] = []
+    for words, _ in terms:
+        if spaced:
+            if not all(_plain_name(word) for word, _ in words):
+                return None
+            names.append([word for word, _ in words])
+            starts.append([start for _, start in words])
+        elif words:
+            word, start = words[0]
+            if not _compact_word(word):
+                return None
+            names.append(list(word))
+            starts.append(list(range(start, start + len(word))))
+        else:
+            names.append([])
+            starts.append([])
+    if any(len(term) != ndim for term, ndim in zip(names, ndims, strict=False)):
+        return None
+    counts: dict[str, int] = {}
+    for term in names[:n_inputs]:
+        for name in term:
+            counts[name] = counts.get(name, 0) + 1
+    if len(terms) == n_inputs:
+        output = tuple(_plain_dim(a, 0, 0) for a in sorted(a for a, n in counts.items() if n == 1))
+    else:
+        out = names[-1]
+        if len(set(out)) != len(out) or any(name not in counts for name in out):
+            return None
+        output = _plain_dims(out, starts[-1])
+    inputs = tuple(
+        _plain_dims(term, at) for term, at in zip(names[:n_inputs], starts, strict=False)
+    )
+    spans = tuple(
+        (at[0], at[-1] + len(term[-1])) if term else (end, end)
+        for term, at, (_, end) in zip(names[:n_inputs], starts, terms, strict=False)
+    )
+    return Notation(equation, spaced, inputs, output, spans, 0)
+
+
+def _plain_dims(names: list[str], starts: list[int]) -> tuple[Dim, ...]:
+    return tuple(
+        _plain_dim(name, start, len(name)) for name, start in zip(names, starts, strict=True)
+    )
+
+
+def _plain_dim(name: str, start: int, length: int) -> Dim:
+    span = (start, start + length) if length else (0, 0)
+    return _new(Dim, ((_new(Slot, (name, None, span)),), span, False))
+
+
+def parse_general(equation: str, ndims: tuple[int, ...], spaced: bool | None) -> Notation:
+    """`parse_equation` by the shared grammar: every form, and every error."""
     pattern = parse_pattern(equation)
     if spaced is None:
         spaced = is_spaced(pattern)

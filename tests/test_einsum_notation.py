@@ -1,0 +1,143 @@
+"""The hot path of einsum parsing (`read_plain`) gives exactly what the grammar gives.
+
+`read_plain` reads equations of plain axes without the shared grammar; for every
+equation it accepts, `parse_general` must return the same `Notation` (dimensions,
+spans, output, spelling), and everything else (``...``, groups, digits, errors) it
+must leave to the grammar.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tensorops._einsum._notation import (
+    Notation,
+    parse_equation,
+    parse_general,
+    plain_input_names,
+    read_plain,
+)
+from tensorops._errors import TensorOpsError
+
+CASES = [
+    ("ij,jk->ik", (2, 2), None),
+    (" ij , jk -> ik ", (2, 2), None),
+    ("ij,jk", (2, 2), None),
+    ("ii->i", (2,), None),
+    ("ij->", (2,), None),
+    ("i -> ", (1,), None),
+    (",i->i", (0, 1), None),
+    ("a, ,b", (1, 0, 1), None),
+    ("->", (0,), None),
+    ("", (0,), None),
+    ("b h i d, b h j d -> b h i j", (4, 4), None),
+    ("batch d_model, d_model out -> batch out", (2, 2), None),
+    ("index ->", (1,), True),
+    ("ab, bc", (2, 2), True),
+    ("ab,bc->ac", (2, 2), False),
+    ("ÀÁ,ÁÂ->ÀÂ", (2, 2), None),
+    ("\u03b1\u03b2,\u03b2\u03b3", (2, 2), None),  # Greek letters
+    # not plain: the grammar reads these (or raises)
+    ("...ij,...jk->...ik", (3, 3), None),
+    ("b (h d), d e -> b h e", (2, 2), None),
+    ("i2,2j", (2, 2), None),
+    ("_a b, b c", (2, 2), None),
+    ("a b, b c_ -> a c_", (2, 2), None),
+    ("ij,jk->ik->i", (2, 2), None),
+    ("ij,jk->ik,k", (2, 2), None),
+    ("ij,jk->il", (2, 2), None),
+    ("ij,jk->ii", (2, 2), None),
+    ("ij,jk->ik", (2, 3), None),
+    ("ij,jk->ik", (2,), None),
+    ("ij-jk", (2,), None),
+    ("ij>jk", (2,), None),
+    ("a b, b c", (2, 2), False),
+    ("ij…,jk", (3, 2), None),
+    ("i*j", (3,), None),
+    ("[i]j", (2,), None),
+    ("ij;jk", (2,), None),
+]
+
+
+def _general(equation: str, ndims: tuple[int, ...], spaced: bool | None) -> object:
+    try:
+        return parse_general(equation, ndims, spaced)
+    except TensorOpsError as error:
+        return type(error), str(error)
+
+
+def _check(equation: str, ndims: tuple[int, ...], spaced: bool | None) -> bool:
+    plain = read_plain(equation, ndims, spaced)
+    general = _general(equation, ndims, spaced)
+    if plain is not None:
+        assert plain == general, (equation, plain, general)
+        names = {slot.name for term in plain.inputs for dim in term for slot in dim.slots}
+        assert plain_input_names(equation, spaced) == names
+    return plain is not None
+
+
+@pytest.mark.parametrize(("equation", "ndims", "spaced"), CASES)
+def test_the_hot_path_agrees_with_the_grammar(
+    equation: str, ndims: tuple[int, ...], spaced: bool | None
+) -> None:
+    _check(equation, ndims, spaced)
+
+
+def test_the_hot_path_takes_plain_equations() -> None:
+    taken = {equation for equation, ndims, spaced in CASES if _check(equation, ndims, spaced)}
+    assert "ij,jk->ik" in taken
+    assert "b h i d, b h j d -> b h i j" in taken
+    assert "ÀÁ,ÁÂ->ÀÂ" in taken
+    assert not taken & {"...ij,...jk->...ik", "b (h d), d e -> b h e", "i2,2j", "ij,jk->il"}
+
+
+def test_parse_equation_errors_come_from_the_grammar() -> None:
+    with pytest.raises(TensorOpsError, match="output axis 'l' does not appear in any input"):
+        parse_equation("ij,jk->il", (2, 2))
+    with pytest.raises(TensorOpsError, match="operand 1 has 3 dimension"):
+        parse_equation("ij,jk->ik", (2, 3))
+
+
+_PIECES = st.sampled_from(["i", "j", "k", "ab", "À", "x1", "d_m", "_", "...", "(", ")", "2", " "])
+_TERM = st.lists(_PIECES, max_size=4).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(_TERM, min_size=1, max_size=3),
+    st.one_of(st.none(), _TERM),
+    st.sampled_from(["", " "]),
+    st.lists(st.integers(0, 4), min_size=1, max_size=3),
+    st.sampled_from([None, True]),
+)
+def test_the_hot_path_agrees_on_random_equations(
+    terms: list[str], output: str | None, pad: str, ndims: list[int], spaced: bool | None
+) -> None:
+    equation = f"{pad},{pad}".join(terms) + ("" if output is None else f"{pad}->{pad}{output}")
+    _check(equation, tuple(ndims[: len(terms)]) + (0,) * (len(terms) - len(ndims)), spaced)
+
+
+_LETTERS = st.text(alphabet="ijkab\u00c0\u03b1", max_size=4)  # also À and alpha
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_LETTERS, min_size=1, max_size=4),
+    st.one_of(st.none(), _LETTERS),
+    st.booleans(),
+    st.sampled_from([None, True]),
+)
+def test_the_hot_path_agrees_on_random_plain_networks(
+    terms: list[str], output: str | None, words: bool, spaced: bool | None
+) -> None:
+    """Ranks that fit, outputs right and wrong: compact letters, or each letter a word."""
+    join = " ".join if words else "".join
+    equation = ",".join(join(term) for term in terms)
+    if output is not None:
+        equation += "->" + join(output)
+    taken = _check(equation, tuple(len(term) for term in terms), spaced)
+    general = _general(equation, tuple(len(term) for term in terms), spaced)
+    if isinstance(general, Notation) and spaced is None and not words:
+        assert taken, equation
