@@ -1,4 +1,4 @@
-"""Einsum execution: tensorops against numpy.einsum, opt_einsum and torch.einsum.
+"""Einsum execution: tensorops against numpy.einsum, opt_einsum, torch.einsum and einops.
 
 Each framework runs in its own subprocess: NumPy's and PyTorch's thread pools slow
 each other down when they share a process. Within a case the calls take turns,
@@ -32,7 +32,25 @@ CASES: dict[str, tuple[str, list[tuple[int, ...]]]] = {
     "ijk,jkl->il": ("ijk,jkl->il", [(64, 48, 48), (48, 48, 64)]),
     "iij,jk->ik": ("iij,jk->ik", [(96, 96, 128), (128, 96)]),
     "chain3 8x8 (overhead)": ("ij,jk,kl->il", [(8, 8), (8, 8), (8, 8)]),
+    "tiny abc,cd->abd": ("abc,cd->abd", [(2, 3, 4), (4, 5)]),
+    "tiny ij,jk->ik 16": ("ij,jk->ik", [(16, 16), (16, 16)]),
+    "tiny ij,ij->i 64": ("ij,ij->i", [(64, 64), (64, 64)]),
+    "tiny i,j->ij": ("i,j->ij", [(16,), (32,)]),
 }
+
+
+def _spaced(equation: str) -> str:
+    """``"ij,jk->ik"`` as einops writes it: ``"i j, j k -> i k"``."""
+    inputs, output = equation.split("->")
+    return ", ".join(" ".join(term) for term in inputs.split(",")) + " -> " + " ".join(output)
+
+
+def _einops_call(einops: Any, equation: str, arrays: list[Any]) -> Callable[[], Any] | None:
+    """einops.einsum on the case, for the two-operand ones (einops' einsum is a wrapper)."""
+    if len(arrays) != 2:
+        return None
+    spaced = _spaced(equation)
+    return lambda: einops.einsum(*arrays, spaced)
 
 
 #: numpy.einsum(optimize=False) is skipped above this many FLOPs (it would take minutes).
@@ -62,6 +80,7 @@ def measure(functions: dict[str, Callable[[], Any]], budget: float) -> dict[str,
 
 
 def run_numpy(budget: float) -> dict[str, dict[str, float]]:
+    import einops
     import numpy as np
     import opt_einsum
 
@@ -84,11 +103,16 @@ def run_numpy(budget: float) -> dict[str, dict[str, float]]:
             calls["numpy optimize=False"] = lambda e=equation, a=arrays: np.einsum(
                 e, *a, optimize=False
             )
-        results[name] = {"numpy optimize=False": math.nan, **measure(calls, budget)}
+        pair = _einops_call(einops, equation, arrays)
+        if pair is not None:
+            calls["einops"] = pair
+        measured = measure(calls, budget)
+        results[name] = {"numpy optimize=False": math.nan, "einops": math.nan, **measured}
     return results
 
 
 def run_torch(budget: float) -> dict[str, dict[str, float]]:
+    import einops
     import torch
 
     import tensorops as tops
@@ -102,13 +126,14 @@ def run_torch(budget: float) -> dict[str, dict[str, float]]:
             torch.testing.assert_close(
                 tops.einsum(equation, *arrays), expected, rtol=2e-3, atol=1e-2
             )
-            results[name] = measure(
-                {
-                    "tensorops": lambda e=equation, a=arrays: tops.einsum(e, *a),
-                    "torch.einsum": lambda e=equation, a=arrays: torch.einsum(e, *a),
-                },
-                budget,
-            )
+            calls: dict[str, Callable[[], Any]] = {
+                "tensorops": lambda e=equation, a=arrays: tops.einsum(e, *a),
+                "torch.einsum": lambda e=equation, a=arrays: torch.einsum(e, *a),
+            }
+            pair = _einops_call(einops, equation, arrays)
+            if pair is not None:
+                calls["einops"] = pair
+            results[name] = {"einops": math.nan, **measure(calls, budget)}
     return results
 
 
@@ -128,7 +153,7 @@ def table(framework: str, results: dict[str, dict[str, float]]) -> str:
         row = [name, _format(times["tensorops"])]
         for peer in peers:
             if math.isnan(times[peer]):
-                row.append("not run (minutes)")
+                row.append("not run (minutes)" if "optimize=False" in peer else "-")
                 continue
             ratio = times[peer] / times["tensorops"]
             ratios[peer].append(ratio)

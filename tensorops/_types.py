@@ -162,6 +162,14 @@ class Backend(Protocol):
     def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
         """An executor: the softmax (or log-softmax) over `axes` jointly, shape kept, stable."""
 
+    def einsummer(self, equation: str) -> Callable[..., Any] | None:
+        """The framework's own einsum of `equation`, where it beats a planned program.
+
+        `equation` is in compact letters with an explicit output; the result is
+        called as ``f(*operands)`` on tiny operands. None where the framework's
+        einsum is not faster (the planned program runs).
+        """
+
     # Indexing (get_at, set_at, add_at). The plan brings the arrays to the layout of an
     # IndexSpec; these make the calls in between.
 

@@ -387,3 +387,74 @@ def test_torch_compile_fullgraph_dynamic_shapes() -> None:
     for shape in [(2, 3, 4, 5), (3, 2, 6, 5)]:
         q, k = torch.randn(shape), torch.randn(shape)
         torch.testing.assert_close(compiled(q, k), q @ k.transpose(-1, -2))
+
+
+# --- tiny pairs under auto: the framework's own einsum --------------------------------------
+
+
+@pytest.fixture
+def einsummer_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The equations `auto` hands to NumPy's einsum, recorded (caches cleared around)."""
+    from tensorops._backends import NUMPY_BACKEND
+
+    calls: list[str] = []
+    original = type(NUMPY_BACKEND).einsummer
+
+    def recording(self: Any, equation: str) -> Any:
+        calls.append(equation)
+        return original(self, equation)
+
+    tops.clear_caches()
+    monkeypatch.setattr(type(NUMPY_BACKEND), "einsummer", recording)
+    yield calls
+    tops.clear_caches()
+
+
+@pytest.mark.parametrize(
+    ("equation", "shapes", "expected"),
+    [
+        ("a b c, c d -> a b d", [(2, 3, 4), (4, 5)], "abc,cd->abd"),
+        ("ij,jk->ik", [(16, 16), (16, 16)], None),  # a matrix product past 1024: BLAS
+        ("ij,ij->i", [(64, 64), (64, 64)], "ab,ab->a"),  # no matrix product, 4096
+        ("ij,ij->i", [(65, 64), (65, 64)], None),  # past 4096
+        ("i,j->ij", [(16,), (32,)], "a,b->ab"),
+        ("ii,ij->j", [(3, 3), (3, 4)], "aa,ab->b"),  # a diagonal
+        ("...ij,jk->...ik", [(2, 3, 4), (4, 5)], "abc,cd->abd"),
+        ("ij,jk->ik", [(1, 3), (3, 4)], "ab,bc->ac"),
+        ("bij,jk->bik", [(2, 1, 3), (3, 4)], "abc,cd->abd"),
+        ("ij,j->i", [(2, 3), (1,)], None),  # a broadcast axis is dropped first: the program
+        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], None),  # three operands: planned
+    ],
+)
+def test_auto_hands_tiny_pairs_to_numpy_einsum(
+    einsummer_calls: list[str],
+    equation: str,
+    shapes: list[tuple[int, ...]],
+    expected: str | None,
+) -> None:
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(shape) for shape in shapes]
+    result = tops.einsum(equation, *arrays)
+    np.testing.assert_allclose(result, np.einsum(equation.replace(" ", ""), *arrays))
+    np.testing.assert_allclose(result, tops.einsum(equation, *arrays, strategy="greedy"))
+    assert einsummer_calls == ([] if expected is None else [expected])
+
+
+def test_tiny_pairs_keep_every_option_and_dtype(einsummer_calls: list[str]) -> None:
+    a, b = np.arange(6).reshape(2, 3), np.arange(12).reshape(3, 4)
+    assert tops.einsum("ij,jk->ik", a, b).dtype == np.einsum("ij,jk->ik", a, b).dtype
+    np.testing.assert_array_equal(tops.einsum("ij,jk->ik", a, b), a @ b)
+    out = np.zeros((2, 4))
+    assert tops.einsum("ij,jk->ik", a, b, out=out) is out
+    np.testing.assert_array_equal(out, a @ b)
+    np.testing.assert_array_equal(tops.einsum("ij,jk->ik", a, b, dtype=np.float64), a @ b)
+    assert tops.einsum("ij,jk->ik", a, b, dtype=np.float64).dtype == np.float64
+    flags = a > 2, b > 5
+    np.testing.assert_array_equal(tops.einsum("ij,jk->ik", *flags), np.einsum("ij,jk->ik", *flags))
+    assert einsummer_calls == ["ab,bc->ac"]
+    objects = a.astype(object)
+    total = tops.einsum("ij,ij->", objects, objects)  # NumPy's loop gives a bare int here
+    assert (total.dtype, total.shape, total.item()) == (np.dtype(object), (), int((a * a).sum()))
+    assert einsummer_calls == ["ab,bc->ac", "ab,ab->"]
+    assert tops.einsum("ij,jk->ik", a, b, strategy="dp") is not None
+    assert einsummer_calls == ["ab,bc->ac", "ab,ab->"]  # only under auto

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -82,6 +84,18 @@ def split_by_slicing(x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
     return pieces
 
 
+def _c_einsum() -> Callable[..., Any]:
+    """What ``numpy.einsum(..., optimize=False)`` calls, without its Python wrapper."""
+    for module in ("numpy._core.multiarray", "numpy.core.multiarray"):  # NumPy 2, 1.x
+        found = getattr(importlib.import_module(module), "c_einsum", None)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+    return np.einsum  # pragma: no cover - a NumPy without it
+
+
+_C_EINSUM = _c_einsum()
+
+
 class NumpyBackend:
     """Primitives for ``numpy.ndarray`` (and NumPy scalars, treated as 0-d arrays)."""
 
@@ -128,6 +142,19 @@ class NumpyBackend:
                 ) from None
 
         return reduce
+
+    def einsummer(self, equation: str) -> Callable[..., Any] | None:
+        # numpy.einsum's C loop (optimize=False) beats reshape + matmul + reshape on tiny
+        # operands, and element-wise products (benchmarks/einsum.py, "tiny" rows)
+        call = functools.partial(_C_EINSUM, equation)
+
+        def einsum(*operands: Any) -> Any:
+            result = call(*operands)
+            # object operands: NumPy returns a full contraction as the bare Python object;
+            # the planned program's 0-d object array keeps the dtype
+            return result if hasattr(result, "dtype") else np.asarray(result, dtype=object)
+
+        return einsum
 
     def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
         def softmax(x: Any, arg: Any) -> Any:

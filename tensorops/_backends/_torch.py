@@ -120,6 +120,9 @@ class TorchBackend:
 
         return reduce
 
+    def einsummer(self, equation: str) -> Callable[..., Any] | None:
+        return None  # torch.einsum costs more per call than the planned program
+
     def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
         function = torch.log_softmax if log else torch.softmax
         first, last = axes[0], axes[-1]

@@ -11,9 +11,11 @@ and opt_einsum's keywords) are read by `tensorops._einsum._arguments` first.
 from __future__ import annotations
 
 import functools
+import string
 from collections.abc import Sequence
 from typing import Any
 
+from tensorops._axes import product
 from tensorops._backends import NUMPY_BACKEND, get_backend
 from tensorops._config import Settings, config
 from tensorops._convert import convert
@@ -63,7 +65,48 @@ def _plan(equation: str, shapes: Any, lengths: Any, variant: Any, backend: Backe
         plan = plan_einsum_cached(equation, shapes, lengths, spaced, settings)
     except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
         plan = plan_einsum(equation, shapes, lengths, spaced, settings)
-    return functools.partial(compile_einsum(plan).run, backend)
+    run = functools.partial(compile_einsum(plan).run, backend)
+    framework = _framework_einsum(plan, settings, backend)
+    if framework is None:
+        return run
+
+    def run_tiny(operands: Any, extras: Any) -> Any:
+        return framework(*operands) if extras is None else run(operands, extras)
+
+    return run_tiny
+
+
+# The largest products of axis sizes that `auto` hands to the framework's own einsum
+# (where the adapter offers one) rather than to matrix products: any two operands up to
+# the first, and up to the second when the pair is no matrix product (no axis kept from
+# each side), where a C loop beats reshape + matmul (benchmarks/einsum.py, "tiny" rows).
+_TINY_ANY, _TINY_NO_GEMM = 1024, 4096
+
+
+def _framework_einsum(plan: Any, settings: Settings, backend: Backend) -> Any:
+    """The framework's einsum for a tiny pair under ``auto``; None for the planned program."""
+    bound = plan.bound
+    if (
+        settings.strategy != "auto"
+        or len(bound.axes) != 2
+        or plan.sliced_axes
+        or any(shape is not None for shape in bound.shapes)
+        or any(len(dim.slots) != 1 for dim in bound.notation.output)
+    ):
+        return None
+    sizes = dict(bound.sizes)
+    if product(sizes.values()) > _TINY_NO_GEMM:
+        return None
+    first, second = (set(axes) for axes in bound.axes)
+    output = bound.notation.output_axes
+    gemm = any(a in output for a in first - second) and any(a in output for a in second - first)
+    if gemm and product(sizes.values()) > _TINY_ANY:
+        return None
+    letters = dict(zip(sizes, string.ascii_letters, strict=False))
+    if len(letters) < len(sizes):
+        return None
+    terms = ["".join(letters[a] for a in axes) for axes in bound.axes]
+    return backend.einsummer(f"{terms[0]},{terms[1]}->{''.join(letters[a] for a in output)}")
 
 
 EINSUM = Op("einsum", _plan, "einsum('ij,jk->ik', a, b)", prepare=_prepare)
