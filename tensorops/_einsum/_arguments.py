@@ -228,10 +228,12 @@ def read_keywords(
     """
     if not keywords:
         return {}, {}
-    try:
-        axes = _input_axes(equation, spaced)
-    except TensorOpsError:
-        axes = frozenset()  # the equation's own error comes when it is planned
+    axes: frozenset[str] = frozenset()
+    if any(name in equation for name in keywords):  # else no keyword can name an axis
+        try:
+            axes = _input_axes(equation, spaced)
+        except TensorOpsError:
+            pass  # the equation's own error comes when it is planned
     lengths, options = {}, {}
     for name, value in keywords.items():
         if name in axes:
