@@ -1,6 +1,6 @@
 """Every cache of tensorops, found at run time, cleared and inspected in one place.
 
-tensorops memoizes parsed patterns, bound recipes, pack terms and einsum plans
+tensorops memoizes parsed patterns, bound executors, pack terms and einsum plans
 with `functools.lru_cache`. Each cache is bounded (its ``maxsize`` is
 finite), so memory stays flat however many distinct shapes a program uses. The
 functions here find the caches by walking the loaded ``tensorops`` modules for

@@ -7,6 +7,7 @@ ValueError   RuntimeError
      |-- PatternError      the pattern text itself is malformed (syntax, unknown element)
      |-- ShapeError        the pattern does not fit the shapes / axis lengths given
      |-- ArgumentError     an argument of the wrong type or an unknown option (also a TypeError)
+     |    `-- UnknownOptionError  an unknown name (reduction, strategy, ...): also a KeyError
      `-- BackendError      the array family cannot do it: unsupported type, refused dtype
                            (also a TypeError)
 ```
@@ -17,8 +18,9 @@ catches numpy's errors (ValueError), torch's (RuntimeError) or einops'
 
 The lowest layer raises with structured fields (reason, span, hint); the public
 function adds the op, the pattern, the inputs and the axis lengths with
-`TensorOpsError.with_context`, the one way to add context, and re-raises
-``from None``. Only `TensorOpsError.__str__` turns the fields into text, so
+`TensorOpsError.with_context`, the one way to add context, and re-raises it
+through `tensorops._tracing.raise_error` (a framework's own error stays attached
+as its context). Only `TensorOpsError.__str__` turns the fields into text, so
 every message has the same layout::
 
     rearrange: cannot split axis of length 30 into (h h2) with h2=4: 30 is not divisible by 4

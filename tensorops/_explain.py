@@ -1,3 +1,10 @@
+"""`explain`: the framework calls an op makes for a pattern and a shape, as a table.
+
+For rearrange / reduce / repeat the table is the op's `Recipe`, row by row; for an
+einsum equation it is the `ContractionPlan` of ``einsum_path``. Errors are the
+op's own, raised with the op being explained as their context.
+"""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence

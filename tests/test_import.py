@@ -72,7 +72,7 @@ def test_import_loads_every_module_with_a_cache() -> None:
     assert result.stdout.split() == ["True"]
 
 
-def test_lazy_names_are_listed_and_typed() -> None:
+def test_einsum_names_are_listed_and_typed() -> None:
     from tensorops._einsum import ContractionPlan, einsum, einsum_path
 
     assert {"ContractionPlan", "einsum", "einsum_path"} <= set(dir(tensorops))

@@ -1,12 +1,13 @@
 """Einsum planning and compiling: equation + shapes + settings -> a path, then a program.
 
-Two stages, each cached on what it depends on:
+Two stages:
 
 * `plan_einsum` binds the equation to the shapes and finds the contraction
-  path: an `EinsumPlan`. ``einsum_path`` stops here and describes it as a
+  path: an `EinsumPlan` (cached by `plan_einsum_cached`). ``einsum_path`` stops here and describes it as a
   `ContractionPlan`, whose step table is worked out only when it is read.
 * `compile_einsum` turns a plan into a `Compiled` program of primitive
-  calls (`tensorops._einsum._execute`) and is what ``einsum``'s dispatch caches.
+  calls (`tensorops._einsum._execute`); ``einsum``'s dispatch keeps it inside the
+  executor it caches.
 """
 
 from __future__ import annotations

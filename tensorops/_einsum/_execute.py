@@ -6,7 +6,8 @@ A program is built once per (equation, shapes, path) and cached by the caller:
    diagonals of repeated axes, and the sum of axes no other operand and not the
    output has;
 2. per pairwise step: permute + reshape + ``matmul`` when an axis is contracted,
-   a broadcasting ``multiply`` when nothing is (outer / Hadamard products);
+   a broadcasting ``multiply`` when nothing is (outer / Hadamard products), and
+   multiply + sum (``"dot"``) for batched inner products;
 3. a final permute to the output order and the reshape of output compositions.
 
 Operands live in numbered slots; a step clears the slots it reads, so every

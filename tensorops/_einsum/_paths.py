@@ -49,18 +49,14 @@ __all__ = [
     "MINIMIZE",
     "OPTIMAL_MAX_OPERANDS",
     "PLANNERS",
-    "STRATEGIES",
     "PlannedPath",
     "find_path",
     "plan_contraction",
     "slice_path",
 ]
 
-STRATEGIES: tuple[str, ...] = ("auto", "optimal", "dp", "greedy")
-"""The strategies einsum offers (the strategy names it validates)."""
-
-PLANNERS: tuple[str, ...] = (*STRATEGIES, "hyper")
-"""Every strategy the planner takes: ``hyper`` too, which einsum does not offer yet."""
+PLANNERS: tuple[str, ...] = ("auto", "optimal", "dp", "greedy", "hyper")
+"""Every strategy the planner takes, and einsum with it (the names it validates)."""
 MINIMIZE: tuple[str, ...] = ("flops", "combo")
 
 COMBO_WRITE_WEIGHT = 64
