@@ -13,7 +13,8 @@ Every op reads the dimensions of an input the same way, through this module:
 * `check_lengths` checks those given lengths.
 
 rearrange / reduce / repeat, einsum, parse_shape, softmax and the indexing ops,
-explain and the layers all go through here (pack and unpack only locate ``*``), so the same mismatch reads the same everywhere.
+explain and the layers all go through here (pack and unpack only locate ``*``),
+so the same mismatch reads the same everywhere.
 
 Axes that ``...`` stands for are named ``…0``, ``…1``, ... (`dots_name`),
 right-aligned so that operands of different ranks broadcast as NumPy does;

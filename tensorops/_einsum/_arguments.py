@@ -230,10 +230,9 @@ def read_keywords(
         return {}, {}
     axes: frozenset[str] = frozenset()
     if any(name in equation for name in keywords):  # else no keyword can name an axis
-        try:
+        # a bad equation: its own error comes when it is planned
+        with contextlib.suppress(TensorOpsError):
             axes = _input_axes(equation, spaced)
-        except TensorOpsError:
-            pass  # the equation's own error comes when it is planned
     lengths, options = {}, {}
     for name, value in keywords.items():
         if name in axes:

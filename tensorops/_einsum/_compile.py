@@ -3,8 +3,9 @@
 Two stages:
 
 * `plan_einsum` binds the equation to the shapes and finds the contraction
-  path: an `EinsumPlan` (cached by `plan_einsum_cached`). ``einsum_path`` stops here and describes it as a
-  `ContractionPlan`, whose step table is worked out only when it is read.
+  path: an `EinsumPlan` (cached by `plan_einsum_cached`). ``einsum_path`` stops
+  here and describes it as a `ContractionPlan`, whose step table is worked out
+  only when it is read.
 * `compile_einsum` turns a plan into a `Compiled` program of primitive
   calls (`tensorops._einsum._execute`); ``einsum``'s dispatch keeps it inside the
   executor it caches.
