@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from tensorops._errors import ArgumentError, unknown_option
 from tensorops._tracing import is_compiling
+from tensorops._types import PLANNERS
 
 __all__ = ["Config", "Settings", "check_memory_limit", "check_strategy", "config"]
 
@@ -60,9 +61,6 @@ _OPEN_LOCK = threading.Lock()
 
 def check_strategy(strategy: Any) -> str:
     """Return ``strategy`` if it names a planner, else raise listing the valid ones."""
-    # Imported here: the einsum package reads this module's `config` at import time.
-    from tensorops._einsum._paths import PLANNERS
-
     if not isinstance(strategy, str) or strategy not in PLANNERS:
         hint = "or pass an explicit path, e.g. strategy=[(0, 1), (0, 1)], to einsum"
         raise unknown_option("einsum strategy", strategy, PLANNERS, hint=hint)

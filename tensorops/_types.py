@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol
 
-__all__ = ["REDUCTIONS", "Backend", "Executor", "IndexSpec", "Reduction"]
+__all__ = ["PLANNERS", "REDUCTIONS", "Backend", "Executor", "IndexSpec", "Reduction"]
 
 #: What a plan gives the dispatch to run: ``run(x_or_arrays, arg) -> result``, made for
 #: one adapter; ``arg`` is what the op passes on (a reduction function, for one).
@@ -20,6 +20,10 @@ Executor = Callable[[Any, Any], Any]
 #: ``argmax`` / ``argmin`` over several axes give the position in those axes flattened in
 #: their order; ``var`` / ``std`` are the population statistics (no degrees-of-freedom
 #: correction); ``logsumexp`` is stable for large magnitudes.
+#: The einsum strategies: every name the planner takes (``tensorops._einsum._paths``)
+#: and ``tops.config`` / ``einsum`` validate.
+PLANNERS: tuple[str, ...] = ("auto", "optimal", "dp", "greedy", "hyper")
+
 REDUCTIONS: tuple[str, ...] = (
     "sum",
     "mean",

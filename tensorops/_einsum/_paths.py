@@ -43,6 +43,7 @@ from tensorops._einsum._bitnet import BitNetwork
 from tensorops._einsum._dp import OPTIMAL_MAX_OPERANDS, plan_dp, plan_optimal
 from tensorops._einsum._greedy import plan_greedy
 from tensorops._einsum._slicing import choose_slices, fits, is_pairwise, sliced_cost, steps_of
+from tensorops._types import PLANNERS
 
 __all__ = [
     "COMBO_WRITE_WEIGHT",
@@ -55,8 +56,6 @@ __all__ = [
     "slice_path",
 ]
 
-PLANNERS: tuple[str, ...] = ("auto", "optimal", "dp", "greedy", "hyper")
-"""Every strategy the planner takes, and einsum with it (the names it validates)."""
 MINIMIZE: tuple[str, ...] = ("flops", "combo")
 
 COMBO_WRITE_WEIGHT = 64
