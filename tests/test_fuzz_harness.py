@@ -16,7 +16,7 @@ def test_atheris_harness_finds_no_crash(tmp_path: Path) -> None:
     if importlib.util.find_spec("atheris") is None:
         pytest.skip("atheris is not installed (pip install atheris)")
     result = subprocess.run(
-        [sys.executable, str(HARNESS), "-max_total_time=8", "-rss_limit_mb=4096"],
+        [sys.executable, str(HARNESS), "-max_total_time=4", "-rss_limit_mb=4096"],
         capture_output=True,
         text=True,
         timeout=180,

@@ -95,6 +95,8 @@ def _framework_einsum(plan: Any, settings: Settings, backend: Backend) -> Any:
     ):
         return None
     sizes = dict(bound.sizes)
+    if any(type(size) is not int for size in sizes.values()):
+        return None  # symbolic sizes (torch.compile, torch.export): comparing them adds guards
     if product(sizes.values()) > _TINY_NO_GEMM:
         return None
     first, second = (set(axes) for axes in bound.axes)
