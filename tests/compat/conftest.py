@@ -100,6 +100,35 @@ def _brief_failure(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseExceptio
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_deselected] = Counter()
     config.stash[_stale] = set()
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_FromWorkers(config), "tensorops-compat-xdist")
+
+
+class _FromWorkers:
+    """Under pytest-xdist the workers collect and deselect: they report it here.
+
+    Every worker collects every test, so each reports the same counts; the
+    controller keeps the largest seen (they are equal).
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: object, error: object) -> None:
+        output = getattr(node, "workeroutput", {})
+        for peer, n in output.get("tensorops_deselected", {}).items():
+            counter = self.config.stash[_deselected]
+            counter[peer] = max(counter[peer], n)
+        self.config.stash[_stale].update(output.get("tensorops_stale", ()))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On an xdist worker, hand the deselection counts and stale keys to the controller."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["tensorops_deselected"] = dict(session.config.stash[_deselected])
+        output["tensorops_stale"] = sorted(session.config.stash[_stale])
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
