@@ -27,6 +27,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.compat import _report
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The peers' suites report from every process (the pytest-xdist controller too).
+    config.pluginmanager.register(_report, "tensorops-compat-report")
+
 
 @dataclass(frozen=True)
 class Family:

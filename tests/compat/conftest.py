@@ -7,7 +7,7 @@
 * reports a failure as the exception (and its causes) plus the peer's test line, unless
   ``--tb`` is given: pytest's own styles parse the source of every frame, about 0.15 s a
   failure (17 minutes for 7,400 failures of opt_einsum's suite),
-* ends the run with one line per peer: passed / failed / error / skipped / deselected.
+* counts what it deselects for the summary of `tests.compat._report`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import functools
 import linecache
 import os
 import traceback
-from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TypeVar
@@ -24,6 +23,7 @@ from typing import TypeVar
 import pytest
 
 from tests.compat._harness import InstalledModule, Suite, SuiteFile
+from tests.compat._report import DESELECTED_BY_PEER, STALE, is_suite_file, peer_of
 from tests.compat.deselected import DESELECTED
 
 # The one-line switch: True runs the suites in every `python -m pytest`. Until then they run
@@ -31,9 +31,6 @@ from tests.compat.deselected import DESELECTED
 RUN_IN_DEFAULT_SUITE = True
 
 HERE = Path(__file__).parent
-_OUTCOMES = ("passed", "failed", "error", "skipped", "deselected")
-_deselected = pytest.StashKey[Counter[str]]()
-_stale = pytest.StashKey[set[str]]()
 V = TypeVar("V")
 
 
@@ -46,16 +43,6 @@ def _enabled(config: pytest.Config) -> bool:
         if path == HERE or HERE in path.parents:
             return True
     return False
-
-
-def _is_suite_file(path: Path) -> bool:
-    return path.parent == HERE and path.name.startswith("test_") and path.suffix == ".py"
-
-
-def _peer(nodeid: str, config: pytest.Config) -> str | None:
-    """The peer whose suite a node id belongs to ("einops" for test_einops.py), or None."""
-    path = config.rootpath / nodeid.partition("::")[0]
-    return path.stem.removeprefix("test_") if _is_suite_file(path) else None
 
 
 def _lookup(table: Mapping[str, V], item: pytest.Item, suite_file: SuiteFile) -> V | None:
@@ -97,42 +84,8 @@ def _brief_failure(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseExceptio
     return "\n".join(lines)
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_deselected] = Counter()
-    config.stash[_stale] = set()
-    if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_FromWorkers(config), "tensorops-compat-xdist")
-
-
-class _FromWorkers:
-    """Under pytest-xdist the workers collect and deselect: they report it here.
-
-    Every worker collects every test, so each reports the same counts; the
-    controller keeps the largest seen (they are equal).
-    """
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: object, error: object) -> None:
-        output = getattr(node, "workeroutput", {})
-        for peer, n in output.get("tensorops_deselected", {}).items():
-            counter = self.config.stash[_deselected]
-            counter[peer] = max(counter[peer], n)
-        self.config.stash[_stale].update(output.get("tensorops_stale", ()))
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    """On an xdist worker, hand the deselection counts and stale keys to the controller."""
-    output = getattr(session.config, "workeroutput", None)
-    if output is not None:
-        output["tensorops_deselected"] = dict(session.config.stash[_deselected])
-        output["tensorops_stale"] = sorted(session.config.stash[_stale])
-
-
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if _is_suite_file(collection_path) and not _enabled(config):
+    if is_suite_file(collection_path) and not _enabled(config):
         return True
     return None
 
@@ -140,7 +93,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 def pytest_pycollect_makemodule(
     module_path: Path, parent: pytest.Collector
 ) -> pytest.Module | None:
-    if _is_suite_file(module_path):
+    if is_suite_file(module_path):
         return SuiteFile.from_parent(parent, path=module_path)
     return None
 
@@ -167,8 +120,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.filterwarnings(spec))
         if _lookup(DESELECTED, item, suite_file) is not None:
             dropped.append(item)
-            config.stash[_deselected][_peer(item.nodeid, config) or ""] += 1
-    config.stash[_stale].update(
+            config.stash[DESELECTED_BY_PEER][peer_of(item.nodeid, config) or ""] += 1
+    config.stash[STALE].update(
         key
         for key in DESELECTED
         if key.partition("::")[0] in modules and _missing(key, modules[key.partition("::")[0]])
@@ -189,24 +142,3 @@ def _patched_peer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     for module_name, names in suite.patch_during_tests.items():
         for name, value in names.items():
             monkeypatch.setattr(f"{module_name}.{name}", value)
-
-
-def pytest_terminal_summary(
-    terminalreporter: pytest.TerminalReporter, config: pytest.Config
-) -> None:
-    counts: dict[str, Counter[str]] = {}
-    for peer, n in config.stash[_deselected].items():
-        counts.setdefault(peer, Counter())["deselected"] = n
-    for category, reports in terminalreporter.stats.items():
-        for report in reports:
-            peer = _peer(report.nodeid, config) if isinstance(report, pytest.TestReport) else None
-            if peer is not None and (report.when == "call" or not report.passed):
-                counts.setdefault(peer, Counter())[category or report.outcome] += 1
-    if not counts and not config.stash[_stale]:
-        return
-    terminalreporter.section("compatibility suites")
-    for peer, outcomes in sorted(counts.items()):
-        line = ", ".join(f"{outcomes[k]} {k}" for k in _OUTCOMES if outcomes[k])
-        terminalreporter.line(f"{peer}: {line}")
-    for key in sorted(config.stash[_stale]):
-        terminalreporter.line(f"tests/compat/deselected.py names a test that does not exist: {key}")
