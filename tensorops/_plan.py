@@ -132,14 +132,25 @@ class Recipe:
             return backend.reshaper(self.final_shape)  # type: ignore[arg-type]
         if single == "reduce" and reduction is not None:
             return backend.reducer(reduction, self.reduce_axes)
+        if self.reduce_axes and reduction is not None:  # the reducer made once, here
+            reducer = backend.reducer(reduction, self.reduce_axes)
+            return functools.partial(self.run_steps, backend, reducer=reducer)
         return functools.partial(self.run_steps, backend)
 
-    def run_steps(self, backend: Backend, x: Any, reduction: Any) -> Any:
-        """Every step of the recipe that does something, in order."""
+    def run_steps(
+        self, backend: Backend, x: Any, reduction: Any, reducer: Executor | None = None
+    ) -> Any:
+        """Every step of the recipe that does something, in order.
+
+        The reduction is `reducer` when given (the adapter's, made at bind time),
+        else `reduction`: a name, or a function ``f(x, axes)``.
+        """
         if self.init_shape is not None:
             x = backend.reshape(x, self.init_shape)
         if self.reduce_axes:
-            if type(reduction) is str:
+            if reducer is not None:
+                x = reducer(x, None)
+            elif type(reduction) is str:
                 x = backend.reduce(x, reduction, self.reduce_axes)
             else:
                 x = reduction(x, self.reduce_axes)

@@ -104,7 +104,7 @@ class TorchBackend:
         return reshape
 
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
-        function = _REDUCERS.get(reduction, _reduce_one_by_one(reduction))
+        function = _REDUCERS.get(reduction) or _reduce_one_by_one(reduction)
         where: Any = axes
         if reduction in _ONE_AXIS and len(axes) == 1:
             function, where = _ONE_AXIS[reduction], axes[0]
