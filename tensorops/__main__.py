@@ -173,12 +173,11 @@ def _build_parser() -> _Parser:
 def _run_explain(args: argparse.Namespace) -> int:
     import tensorops as tops
 
-    shape: Any = args.shapes
-    if args.shape_list is not None:
-        several = len(args.shape_list) > 1 or args.op == "einsum"
-        shape = args.shape_list if several else args.shape_list[0]
-    if (args.shapes is not None or len(args.shape_list or ()) > 1) and args.op is None:
+    shapes = args.shapes if args.shapes is not None else args.shape_list
+    if args.op is None and (args.shapes is not None or len(shapes) > 1):
         args.op = "einsum"
+    # one --shape is the input's shape; several (or einsum) are one per operand
+    shape: Any = shapes if args.op == "einsum" or len(shapes) > 1 else shapes[0]
     text = tops.explain(
         args.pattern, shape, op=args.op, reduction=args.reduction, **dict(args.lengths)
     )

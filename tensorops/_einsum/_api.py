@@ -97,12 +97,13 @@ def _framework_einsum(plan: Any, settings: Settings, backend: Backend) -> Any:
     sizes = dict(bound.sizes)
     if any(type(size) is not int for size in sizes.values()):
         return None  # symbolic sizes (torch.compile, torch.export): comparing them adds guards
-    if product(sizes.values()) > _TINY_NO_GEMM:
+    elements = product(sizes.values())
+    if elements > _TINY_NO_GEMM:
         return None
     first, second = (set(axes) for axes in bound.axes)
     output = bound.notation.output_axes
     gemm = any(a in output for a in first - second) and any(a in output for a in second - first)
-    if gemm and product(sizes.values()) > _TINY_ANY:
+    if gemm and elements > _TINY_ANY:
         return None
     letters = dict(zip(sizes, string.ascii_letters, strict=False))
     if len(letters) < len(sizes):
