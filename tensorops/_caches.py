@@ -11,8 +11,8 @@ any module is covered without being registered.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from collections.abc import Iterator
+from typing import Any, NamedTuple, Protocol, TypeGuard
 
 __all__ = ["cache_info", "clear_caches"]
 
@@ -26,22 +26,32 @@ class _Info(NamedTuple):
     currsize: int
 
 
-@runtime_checkable
 class _Cached(Protocol):
-    cache_info: Callable[[], Any]
-    cache_clear: Callable[[], None]
+    def cache_info(self) -> Any: ...
+    def cache_clear(self) -> None: ...
+
+
+def _is_cache(value: object) -> TypeGuard[_Cached]:
+    """Whether `value` is a memoized function (a type with those methods is not one)."""
+    return (
+        callable(getattr(value, "cache_clear", None))
+        and callable(getattr(value, "cache_info", None))
+        and not isinstance(value, type)
+    )
 
 
 def _caches() -> Iterator[tuple[str, _Cached]]:
     """Yield ``("module.name", cache)`` once per cache of the loaded tensorops modules."""
     found: dict[int, tuple[str, _Cached]] = {}
-    for module_name, module in sorted(sys.modules.copy().items()):
-        if module is None or not (
-            module_name == _PACKAGE or module_name.startswith(_PACKAGE + ".")
-        ):
+    prefix = _PACKAGE + "."
+    modules = [
+        (name, module) for name, module in sys.modules.copy().items() if name.startswith(_PACKAGE)
+    ]
+    for module_name, module in sorted(modules, key=lambda item: item[0]):
+        if module is None or not (module_name == _PACKAGE or module_name.startswith(prefix)):
             continue
         for attr, value in sorted(vars(module).copy().items()):
-            if not isinstance(value, _Cached) or isinstance(value, type):
+            if not _is_cache(value):
                 continue
             name = f"{module_name}.{attr}"
             previous = found.get(id(value))

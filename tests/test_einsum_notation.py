@@ -1,9 +1,10 @@
-"""The hot path of einsum parsing (`read_plain`) gives exactly what the grammar gives.
+"""The hot path of einsum parsing (`plain_axes`) reads what the grammar reads.
 
-`read_plain` reads equations of plain axes without the shared grammar; for every
-equation it accepts, `parse_general` must return the same `Notation` (dimensions,
-spans, output, spelling), and everything else (``...``, groups, digits, errors) it
-must leave to the grammar.
+`plain_axes` reads equations of plain axes without the shared grammar; for every
+equation it accepts, `parse_general` must find the same axis names per term, the
+same output and the same spelling, and everything else (``...``, groups, digits,
+errors) it must leave to the grammar. Binding an accepted equation to shapes that
+do not fit raises the grammar's error, with its caret.
 """
 
 from __future__ import annotations
@@ -12,14 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tensorops._einsum._bind import bind_equation
 from tensorops._einsum._notation import (
     Notation,
+    Plain,
     parse_equation,
     parse_general,
+    plain_axes,
     plain_input_names,
-    read_plain,
 )
-from tensorops._errors import TensorOpsError
+from tensorops._errors import ShapeError, TensorOpsError
 
 CASES = [
     ("ij,jk->ik", (2, 2), None),
@@ -68,13 +71,28 @@ def _general(equation: str, ndims: tuple[int, ...], spaced: bool | None) -> obje
         return type(error), str(error)
 
 
+def _names(notation: Notation) -> Plain:
+    inputs = tuple(
+        tuple(slot.name or "" for dim in term for slot in dim.slots) for term in notation.inputs
+    )
+    return Plain(notation.spaced, inputs, notation.output_axes)
+
+
 def _check(equation: str, ndims: tuple[int, ...], spaced: bool | None) -> bool:
-    plain = read_plain(equation, ndims, spaced)
-    general = _general(equation, ndims, spaced)
+    """Whether the hot path takes `equation`; if it does, the grammar reads the same."""
+    plain = plain_axes(equation, spaced)
     if plain is not None:
-        assert plain == general, (equation, plain, general)
-        names = {slot.name for term in plain.inputs for dim in term for slot in dim.slots}
-        assert plain_input_names(equation, spaced) == names
+        assert plain_input_names(equation, spaced) == {a for term in plain.inputs for a in term}
+        if tuple(len(term) for term in plain.inputs) != ndims:
+            with pytest.raises(TensorOpsError):  # ranks are the binder's to check
+                parse_general(equation, ndims, spaced)
+            return False
+        general = _general(equation, ndims, spaced)
+        assert isinstance(general, Notation), (equation, general)
+        assert _names(general) == plain, (equation, plain, general)
+        assert all(len(dim.slots) == 1 for term in general.inputs for dim in term)
+    else:
+        assert plain_input_names(equation, spaced) is None
     return plain is not None
 
 
@@ -141,3 +159,25 @@ def test_the_hot_path_agrees_on_random_plain_networks(
     general = _general(equation, tuple(len(term) for term in terms), spaced)
     if isinstance(general, Notation) and spaced is None and not words:
         assert taken, equation
+
+
+def test_plain_equations_that_do_not_fit_their_shapes_are_bound_by_the_grammar() -> None:
+    """The one-pass binder leaves broadcasting and every error to the general one."""
+    exact = bind_equation("ij,jk->ik", ((2, 3), (3, 4)), ())
+    assert exact.sizes == (("i", 2), ("j", 3), ("k", 4))
+    assert exact.axes == exact.terms == (("i", "j"), ("j", "k"))
+    assert exact.shapes == (None, None)
+    assert exact.output_dims is None
+    broadcast = bind_equation("ij,jk->ik", ((2, 1), (3, 4)), ())
+    assert broadcast.sizes == (("i", 2), ("j", 3), ("k", 4))
+    assert broadcast.axes == (("i",), ("j", "k"))
+    assert broadcast.shapes == ((2,), None)
+    with pytest.raises(ShapeError, match="axis 'j' has length 3 in operand 0") as mismatch:
+        bind_equation("ij,jk->ik", ((2, 3), (4, 5)), ())
+    assert mismatch.value.span == (3, 4)
+    with pytest.raises(ShapeError, match="a diagonal needs equal lengths"):
+        bind_equation("ii->i", ((2, 3),), ())
+    with pytest.raises(ShapeError, match="operand 1 has 3 dimension"):
+        bind_equation("a b, b c -> a c", ((2, 3), (3, 4, 5)), ())
+    with pytest.raises(ShapeError, match="2 input term"):
+        bind_equation("ij,jk->ik", ((2, 3),), ())

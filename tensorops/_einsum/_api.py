@@ -91,7 +91,7 @@ def _framework_einsum(plan: Any, settings: Settings, backend: Backend) -> Any:
         or len(bound.axes) != 2
         or plan.sliced_axes
         or any(shape is not None for shape in bound.shapes)
-        or any(len(dim.slots) != 1 for dim in bound.notation.output)
+        or bound.output_dims is not None
     ):
         return None
     sizes = dict(bound.sizes)
@@ -101,7 +101,7 @@ def _framework_einsum(plan: Any, settings: Settings, backend: Backend) -> Any:
     if elements > _TINY_NO_GEMM:
         return None
     first, second = (set(axes) for axes in bound.axes)
-    output = bound.notation.output_axes
+    output = bound.output
     gemm = any(a in output for a in first - second) and any(a in output for a in second - first)
     if gemm and elements > _TINY_ANY:
         return None
@@ -197,13 +197,6 @@ def einsum(*args: Any, **keywords: Any) -> Any:
     return call_many(EINSUM, operands, equation, lengths, variant, None)
 
 
-def _itemsize(operands: Sequence[Any]) -> int:
-    """The largest element size of the operands' dtypes, in bytes (8 if none is known)."""
-    sizes = [getattr(getattr(x, "dtype", None), "itemsize", None) for x in operands]
-    known = [size for size in sizes if isinstance(size, int)]
-    return max(known, default=8)
-
-
 def _shape(operand: Any) -> tuple[int, ...]:
     return tuple(getattr(operand, "shape", ()))
 
@@ -217,9 +210,7 @@ def _einsum_with_options(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any
         equation, operands, spaced = split_operands("einsum", args)
         lengths, options = read_keywords("einsum", equation, spaced, keywords)
         shapes = [_shape(x) for x in operands]
-        settings, extras, family = read_options(
-            options, config.current, len(operands), shapes, _itemsize(operands)
-        )
+        settings, extras, family = read_options(options, config.current, shapes, operands)
         settings = _optimizer_path(settings, equation, shapes, lengths, spaced)
         source = _family(operands)
         if family not in ("auto", source):
@@ -252,7 +243,7 @@ def _optimizer_path(
         return settings
     bound = bind_equation(equation, tuple(shapes), tuple(lengths.items()), spaced)
     inputs = [frozenset(axes) for axes in bound.axes]
-    output = frozenset(bound.notation.output_axes)
+    output = frozenset(bound.output)
     try:
         path = optimizer(inputs, output, dict(bound.sizes), settings.memory_limit)
     except Exception as error:  # a foreign object: report, don't leak
@@ -260,11 +251,14 @@ def _optimizer_path(
     return settings._replace(strategy=tuple(tuple(step) for step in path))
 
 
+_INT = frozenset((int,))
+
+
 def _path_shape(operand: Any, shapes: Any) -> tuple[int, ...]:
     """The shape an operand of ``einsum_path`` stands for: a shape tuple, or an array's."""
     if shapes or type(operand) is tuple:
         items = tuple(operand) if isinstance(operand, (tuple, list)) else None
-        if items is not None and all(type(n) is int and n >= 0 for n in items):
+        if items is not None and _INT.issuperset(map(type, items)) and min(items, default=0) >= 0:
             return items
         raise ArgumentError(f"{operand!r} is not a shape (a tuple of lengths >= 0)")
     if isinstance(operand, _NUMBERS):
@@ -320,9 +314,7 @@ def einsum_path(*args: Any, **keywords: Any) -> ContractionPlan:
         shown = lengths
         as_shapes = options.pop("shapes", False)
         shapes = [_path_shape(x, as_shapes) for x in operands]
-        settings, _, _ = read_options(
-            options, config.current, len(shapes), shapes, _itemsize(operands)
-        )
+        settings, _, _ = read_options(options, config.current, shapes, operands)
         settings = _optimizer_path(settings, equation, shapes, lengths, spaced)
         items = tuple(lengths.items())
         plan = plan_einsum_cached(equation, tuple(shapes), items, spaced, settings)

@@ -346,22 +346,22 @@ def memory_in_elements(limit: Any, shapes: Sequence[Sequence[int]], itemsize: in
 def read_options(
     options: dict[str, Any],
     defaults: Callable[[], Any],
-    count: int,
     shapes: Sequence[Sequence[int]],
-    itemsize: int,
+    operands: Sequence[Any],
 ) -> tuple[Settings, Extras | None, Any]:
     """The plan settings, the extras and opt_einsum's ``backend=`` of a call's options.
 
     Args:
         options: the option keywords given (see `OPTIONS`).
         defaults: what gives the settings of ``tops.config`` (strategy, memory_limit).
-        count: how many operands there are.
-        shapes: their shapes.
-        itemsize: bytes per element, for a memory limit in bytes.
+        shapes: the operands' shapes.
+        operands: the operands (arrays or shapes), whose element size a memory
+            limit in bytes is divided by.
 
     Raises:
         ArgumentError: a bad value, or both ``strategy`` and ``optimize``.
     """
+    count = len(shapes)
     strategy, memory_limit = options.get("strategy"), options.get("memory_limit")
     if "optimize" in options:
         if strategy is not None:
@@ -382,6 +382,7 @@ def read_options(
     minimize = options.get("minimize", settings.minimize)
     if minimize not in MINIMIZE:
         raise unknown_option("minimize", minimize, MINIMIZE)
+    itemsize = _itemsize(operands) if isinstance(memory_limit, str) else 8
     plan = Settings(
         strategy, memory_in_elements(memory_limit, shapes, itemsize), max_time, minimize
     )
@@ -393,6 +394,13 @@ def read_options(
     family = options.get("backend", "auto")
     # opt_einsum's "object" contracts NumPy object arrays: they are contracted as they are
     return plan, _extras(options), "auto" if family == "object" else family
+
+
+def _itemsize(operands: Sequence[Any]) -> int:
+    """The largest element size of the operands' dtypes, in bytes (8 if none is known)."""
+    sizes = [getattr(getattr(x, "dtype", None), "itemsize", None) for x in operands]
+    known = [size for size in sizes if isinstance(size, int)]
+    return max(known, default=8)
 
 
 def _extras(options: dict[str, Any]) -> Extras | None:

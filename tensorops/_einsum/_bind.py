@@ -4,7 +4,9 @@
 `tensorops._axes` (compositions such as ``(h d)`` with ``h=8``), checks that
 each axis has one length across operands, and applies NumPy's broadcasting of
 ``...`` and of size-1 axes: a size-1 axis that meets a larger one is dropped from
-its operand, which is constant along it.
+its operand, which is constant along it. Equations of plain axes whose lengths
+agree exactly (every network a planner is given) take a one-pass path that
+builds no `Notation`.
 """
 
 from __future__ import annotations
@@ -13,27 +15,43 @@ import functools
 from typing import Any, NamedTuple
 
 from tensorops._axes import DOTS_PREFIX, Dim, Slot, check_lengths, resolve_dims
-from tensorops._einsum._notation import Notation, parse_equation
+from tensorops._einsum._notation import Plain, parse_equation, plain_axes, render_axes
 from tensorops._errors import ShapeError, Span
 
 __all__ = ["Bound", "bind_equation"]
 
 
 class Bound(NamedTuple):
-    """A notation bound to shapes: sizes of every axis and each operand's elementary form.
+    """An equation bound to shapes: sizes of every axis and each operand's elementary form.
 
     Attributes:
-        notation: The parsed equation.
+        equation: The equation text as given.
+        spaced: Whether it is in the spaced (einops) spelling.
+        terms: Per operand, its elementary axes as written (``...`` expanded).
+        output: The elementary axes of the output, in order.
+        output_dims: The output's dimensions as groups of elementary axes, when some
+            dimension composes several (``(h d)``); None when each is one axis.
         sizes: Each axis with its size after broadcasting, in order of appearance.
         axes: Per operand, its elementary axes after dropping broadcast (size-1) ones;
             an axis repeated within an operand stays repeated (a diagonal).
         shapes: Per operand, the shape with those axes (None: the input shape as is).
     """
 
-    notation: Notation
+    equation: str
+    spaced: bool
+    terms: tuple[tuple[str, ...], ...]
+    output: tuple[str, ...]
+    output_dims: tuple[tuple[str, ...], ...] | None
     sizes: tuple[tuple[str, int], ...]
     axes: tuple[tuple[str, ...], ...]
     shapes: tuple[tuple[int, ...] | None, ...]
+
+    @property
+    def normalized(self) -> str:
+        """The equation with explicit output, in its own spelling (``...`` expanded)."""
+        comma, arrow = (", ", " -> ") if self.spaced else (",", "->")
+        terms = comma.join(render_axes(term, self.spaced) for term in self.terms)
+        return f"{terms}{arrow}{render_axes(self.output, self.spaced)}"
 
 
 class _Owner(NamedTuple):
@@ -62,6 +80,45 @@ def bind_equation(
     Raises:
         TensorOpsError: The equation is malformed or does not fit the shapes / lengths.
     """
+    if not lengths:
+        plain = plain_axes(equation, spaced)
+        if plain is not None:
+            bound = _bind_plain(equation, plain, shapes)
+            if bound is not None:
+                return bound
+    return _bind_general(equation, shapes, lengths, spaced)
+
+
+def _bind_plain(equation: str, plain: Plain, shapes: tuple[tuple[int, ...], ...]) -> Bound | None:
+    """Bind an equation of plain axes whose lengths agree exactly; None for anything else.
+
+    The hot path of cold planning: one pass over names and lengths. Broadcasting,
+    a rank that does not fit and a length mismatch are left to `_bind_general`,
+    which broadcasts or says where the error is.
+    """
+    terms = plain.inputs
+    if len(terms) != len(shapes):
+        return None
+    sizes: dict[str, int] = {}
+    for names, shape in zip(terms, shapes, strict=True):
+        if len(names) != len(shape):
+            return None
+        for name, size in zip(names, shape, strict=True):
+            known = sizes.setdefault(name, size)
+            if known is not size and known != size:
+                return None
+    unchanged = (None,) * len(terms)
+    items = tuple(sizes.items())
+    return Bound(equation, plain.spaced, terms, plain.output, None, items, terms, unchanged)
+
+
+def _bind_general(
+    equation: str,
+    shapes: tuple[tuple[int, ...], ...],
+    lengths: tuple[tuple[str, Any], ...],
+    spaced: bool | None,
+) -> Bound:
+    """`bind_equation` of any equation, through its `Notation`: every form, every error."""
     notation = parse_equation(equation, tuple(len(shape) for shape in shapes), spaced)
     given = check_lengths(lengths)
     if given:
@@ -89,12 +146,26 @@ def bind_equation(
                         pattern=equation,
                         span=dim.span,
                     )
-                if sizes.get(axis) != size:  # hot loop: an axis seen before with its size
+                if sizes.get(axis) != size:  # an axis seen before with its size: nothing to do
                     _unify(equation, sizes, owners, axis, _Owner(number, size, dim.span), shapes)
                 items.append((axis, size))
         elementary.append(items)
     axes, new_shapes = _drop_broadcast(elementary, sizes, shapes)
-    return Bound(notation, tuple(sizes.items()), axes, new_shapes)
+    terms = tuple(tuple(axis for axis, _ in items) for items in elementary)
+    output = notation.output
+    output_dims = None
+    if any(len(dim.slots) != 1 for dim in output):
+        output_dims = tuple(tuple(slot.name or "" for slot in dim.slots) for dim in output)
+    return Bound(
+        equation,
+        notation.spaced,
+        terms,
+        notation.output_axes,
+        output_dims,
+        tuple(sizes.items()),
+        axes,
+        new_shapes,
+    )
 
 
 def _resolve(

@@ -129,7 +129,7 @@ def plan_einsum(
     except TypeError:  # unhashable shapes (torch SymInt under torch.compile): no cache
         bound = bind_equation.__wrapped__(equation, shapes, lengths, spaced)
     inputs = tuple(tuple(dict.fromkeys(axes)) for axes in bound.axes)
-    output = bound.notation.output_axes
+    output = bound.output
     path, sliced, name = _find(inputs, output, dict(bound.sizes), settings)
     return EinsumPlan(bound, inputs, path, name, sliced)
 
@@ -182,14 +182,11 @@ def _fortran(x: Any) -> bool:
 def compile_einsum(plan: EinsumPlan) -> Compiled:
     """The program of primitive calls that runs `plan` (slice by slice if it slices)."""
     bound = plan.bound
-    notation = bound.notation
     sizes = dict(bound.sizes)
     output_shape: tuple[int, ...] | None = None
-    if any(len(dim.slots) != 1 for dim in notation.output):
-        output_shape = tuple(
-            product(sizes[slot.name or ""] for slot in dim.slots) for dim in notation.output
-        )
-    output = notation.output_axes
+    if bound.output_dims is not None:
+        output_shape = tuple(product(sizes[axis] for axis in dim) for dim in bound.output_dims)
+    output = bound.output
     if plan.sliced_axes:
         slicing = plan_slicing(
             bound.axes, bound.shapes, output, output_shape, sizes, plan.path, plan.sliced_axes
@@ -206,7 +203,6 @@ class ContractionPlan:
     from the path when first read.
 
     Attributes:
-        equation: The normalized equation (explicit output, ``...`` expanded).
         strategy: The strategy that made the path (``"explicit"`` for a given path).
         shapes: The input shapes.
 
@@ -219,24 +215,28 @@ class ContractionPlan:
         True
     """
 
-    __slots__ = ("_plan", "_sliced", "equation", "shapes", "strategy")
+    __slots__ = ("_plan", "_sliced", "shapes", "strategy")
 
     def __init__(self, plan: EinsumPlan, shapes: tuple[tuple[int, ...], ...]) -> None:
         self._plan = plan
         self._sliced: SlicedSteps | None = None
-        self.equation = plan.bound.notation.normalized
         self.strategy = plan.strategy
         self.shapes = shapes
 
     def _cost(self) -> SlicedSteps:
         if self._sliced is None:
             plan = self._plan
-            output = plan.bound.notation.output_axes
+            output = plan.bound.output
             sizes = dict(plan.bound.sizes)
             self._sliced = sliced_contraction_steps(
                 plan.inputs, output, sizes, plan.path, plan.sliced_axes
             )
         return self._sliced
+
+    @property
+    def equation(self) -> str:
+        """The normalized equation (explicit output, ``...`` expanded)."""
+        return self._plan.bound.normalized
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -267,7 +267,7 @@ class ContractionPlan:
     def naive_flops(self) -> int:
         """The cost of contracting everything in one step."""
         plan = self._plan
-        return naive_flops(plan.inputs, plan.bound.notation.output_axes, dict(plan.bound.sizes))
+        return naive_flops(plan.inputs, plan.bound.output, dict(plan.bound.sizes))
 
     @property
     def speedup(self) -> float:
@@ -315,7 +315,7 @@ class ContractionPlan:
 
     def __str__(self) -> str:
         sizes = dict(self._plan.bound.sizes)
-        spaced = self._plan.bound.notation.spaced or any(len(axis) != 1 for axis in sizes)
+        spaced = self._plan.bound.spaced or any(len(axis) != 1 for axis in sizes)
         comma, arrow = (", ", " -> ") if spaced else (",", "->")
         rows = []
         for number, step in enumerate(self.steps):

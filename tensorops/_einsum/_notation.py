@@ -38,8 +38,9 @@ __all__ = [
     "Notation",
     "parse_equation",
     "parse_general",
+    "Plain",
+    "plain_axes",
     "plain_input_names",
-    "read_plain",
     "render_axes",
 ]
 
@@ -67,14 +68,6 @@ class Notation(NamedTuple):
     def output_axes(self) -> tuple[str, ...]:
         """The elementary axes of the output, in order."""
         return tuple(slot.name or "" for dim in self.output for slot in dim.slots)
-
-    @property
-    def normalized(self) -> str:
-        """The equation with explicit output, in its own spelling (``...`` expanded)."""
-        inputs = [[slot.name or "" for dim in term for slot in dim.slots] for term in self.inputs]
-        comma, arrow = (", ", " -> ") if self.spaced else (",", "->")
-        terms = comma.join(render_axes(term, self.spaced) for term in inputs)
-        return f"{terms}{arrow}{render_axes(self.output_axes, self.spaced)}"
 
 
 def render_axes(axes: Sequence[str], spaced: bool) -> str:
@@ -147,7 +140,7 @@ def _compact_rank(term: Term) -> Term:
 
 @functools.lru_cache(maxsize=1024)
 def parse_equation(equation: str, ndims: tuple[int, ...], spaced: bool | None = None) -> Notation:
-    """Parse `equation` for operands of ranks `ndims`; cached.
+    """Parse `equation` for operands of ranks `ndims` by the shared grammar; cached.
 
     Args:
         equation: The equation.
@@ -159,43 +152,29 @@ def parse_equation(equation: str, ndims: tuple[int, ...], spaced: bool | None = 
         PatternError: The equation is malformed.
         ShapeError: A term does not fit its operand's rank, or the operand count is wrong.
     """
-    plain = read_plain(equation, ndims, spaced)
-    return plain if plain is not None else parse_general(equation, ndims, spaced)
+    return parse_general(equation, ndims, spaced)
+
+
+class Plain(NamedTuple):
+    """An equation of plain axes as `plain_axes` reads it: axis names only, no positions.
+
+    Attributes:
+        spaced: Whether it is in the spaced (einops) spelling.
+        inputs: Each input term's axis names.
+        output: The output's axis names (the implicit output filled in).
+    """
+
+    spaced: bool
+    inputs: tuple[tuple[str, ...], ...]
+    output: tuple[str, ...]
 
 
 # Hot path (cold planning of large networks): equations of plain axes only, the form
-# of every network opt_einsum and cotengra write. `read_plain` splits them with string
-# methods (which torch.compile can trace too) and gives exactly what `parse_general`
-# gives (tests/test_einsum_notation.py compares the two); anything else, errors
-# included, takes the grammar.
+# of every network opt_einsum and cotengra write. `plain_axes` splits them with string
+# methods (which torch.compile can trace too) into the names `parse_general` finds
+# (tests/test_einsum_notation.py compares the two). It keeps no positions: an equation
+# that does not fit its shapes is parsed again by the grammar, which says where.
 _NOT_PLAIN = frozenset(".()[]_*…->")
-_Word = tuple[str, int]  # a word and where it starts
-_new = tuple.__new__  # builds a Slot / Dim without their Python-level __new__
-
-
-def _plain_terms(equation: str) -> tuple[list[tuple[list[_Word], int]], int] | None:
-    """Each term's words and where it ends, and how many terms are inputs; None if not plain."""
-    left, arrow, right = equation.partition("->")
-    texts = [*left.split(",")]
-    n_inputs = len(texts)
-    if arrow:
-        if "->" in right or "," in right:
-            return None
-        texts = [*texts, right]
-    terms: list[tuple[list[_Word], int]] = []
-    offset = 0
-    for number, text in enumerate(texts):
-        if not _NOT_PLAIN.isdisjoint(text):
-            return None
-        words: list[_Word] = []
-        cursor = 0
-        for word in text.split():
-            cursor = text.find(word, cursor)
-            words.append((word, offset + cursor))
-            cursor += len(word)
-        terms.append((words, offset + len(text)))
-        offset += len(text) + (2 if number == n_inputs - 1 else 1)
-    return terms, n_inputs
 
 
 def _compact_word(word: str) -> bool:
@@ -208,80 +187,78 @@ def _plain_name(word: str) -> bool:
     return word.isascii() and word.isidentifier() and word[0] != "_" and word[-1] != "_"
 
 
-def plain_input_names(equation: str, spaced: bool | None) -> frozenset[str] | None:
-    """The input axis names of an equation of plain axes, as `read_plain` reads it; else None."""
-    found = _plain_terms(equation)
-    if found is None:
-        return None
-    terms, n_inputs = found
-    if spaced is None:
-        spaced = any(len(words) > 1 for words, _ in terms)
-    words = [word for term, _ in terms[:n_inputs] for word, _ in term]
-    return frozenset(words) if spaced else frozenset("".join(words))
+def plain_axes(equation: str, spaced: bool | None) -> Plain | None:
+    """The axis names of a valid equation of plain axes (no ``...``, groups or digits); else None.
 
-
-def read_plain(equation: str, ndims: tuple[int, ...], spaced: bool | None) -> Notation | None:
-    """`parse_equation` of an equation of plain axes (no ``...``, groups or digits); else None."""
-    found = _plain_terms(equation)
-    if found is None:
+    Ranks are not checked: that is for the caller, who has the shapes.
+    """
+    left, arrow, right = equation.partition("->")
+    if arrow and ("->" in right or "," in right):
         return None
-    terms, n_inputs = found
-    if n_inputs != len(ndims):
-        return None
-    several = any(len(words) > 1 for words, _ in terms)
+    if not spaced and " " not in equation:  # compact, as opt_einsum writes: one test per side
+        letters = left.replace(",", "")
+        if (letters.isalpha() or not letters) and (right.isalpha() or not right):
+            return _compact(left, letters, right if arrow else None)
+    texts = [*left.split(",")]  # a list of our own: torch.compile cannot append to split's
+    if arrow:
+        texts = [*texts, right]
+    terms = []
+    several = False
+    for text in texts:
+        if not _NOT_PLAIN.isdisjoint(text):
+            return None
+        words = text.split()
+        several = several or len(words) > 1
+        terms.append(words)
     if spaced is None:
         spaced = several
     elif not spaced and several:
         return None
-    names: list[list[str]] = []
-    starts: list[list[int]] = []
-    for words, _ in terms:
+    names: list[tuple[str, ...]] = []
+    for words in terms:
         if spaced:
-            if not all(_plain_name(word) for word, _ in words):
+            if not all(_plain_name(word) for word in words):
                 return None
-            names.append([word for word, _ in words])
-            starts.append([start for _, start in words])
+            names.append(tuple(words))
         elif words:
-            word, start = words[0]
-            if not _compact_word(word):
+            if not _compact_word(words[0]):
                 return None
-            names.append(list(word))
-            starts.append(list(range(start, start + len(word))))
+            names.append(tuple(words[0]))
         else:
-            names.append([])
-            starts.append([])
-    if any(len(term) != ndim for term, ndim in zip(names, ndims, strict=False)):
-        return None
+            names.append(())
+    inputs = names[: len(names) - 1] if arrow else names
     counts: dict[str, int] = {}
-    for term in names[:n_inputs]:
+    for term in inputs:
         for name in term:
             counts[name] = counts.get(name, 0) + 1
-    if len(terms) == n_inputs:
-        output = tuple(_plain_dim(a, 0, 0) for a in sorted(a for a, n in counts.items() if n == 1))
-    else:
-        out = names[-1]
-        if len(set(out)) != len(out) or any(name not in counts for name in out):
+    if arrow:
+        output = names[-1]
+        if len(set(output)) != len(output) or any(name not in counts for name in output):
             return None
-        output = _plain_dims(out, starts[-1])
-    inputs = tuple(
-        _plain_dims(term, at) for term, at in zip(names[:n_inputs], starts, strict=False)
-    )
-    spans = tuple(
-        (at[0], at[-1] + len(term[-1])) if term else (end, end)
-        for term, at, (_, end) in zip(names[:n_inputs], starts, terms, strict=False)
-    )
-    return Notation(equation, spaced, inputs, output, spans, 0)
+    else:
+        output = tuple(sorted(name for name, count in counts.items() if count == 1))
+    return Plain(spaced, tuple(inputs), output)
 
 
-def _plain_dims(names: list[str], starts: list[int]) -> tuple[Dim, ...]:
-    return tuple(
-        _plain_dim(name, start, len(name)) for name, start in zip(names, starts, strict=True)
-    )
+def _compact(left: str, letters: str, right: str | None) -> Plain | None:
+    """`plain_axes` of a compact equation of letters only (no spaces)."""
+    inputs = tuple(tuple(term) for term in left.split(","))
+    if right is None:
+        counts: dict[str, int] = {}
+        for letter in letters:
+            counts[letter] = counts.get(letter, 0) + 1
+        output = tuple(sorted(letter for letter, count in counts.items() if count == 1))
+    else:
+        output = tuple(right)
+        if len(set(output)) != len(output) or not set(output) <= set(letters):
+            return None
+    return Plain(False, inputs, output)
 
 
-def _plain_dim(name: str, start: int, length: int) -> Dim:
-    span = (start, start + length) if length else (0, 0)
-    return _new(Dim, ((_new(Slot, (name, None, span)),), span, False))
+def plain_input_names(equation: str, spaced: bool | None) -> frozenset[str] | None:
+    """The input axis names of a valid equation of plain axes (`plain_axes`); else None."""
+    plain = plain_axes(equation, spaced)
+    return None if plain is None else frozenset(name for term in plain.inputs for name in term)
 
 
 def parse_general(equation: str, ndims: tuple[int, ...], spaced: bool | None) -> Notation:
