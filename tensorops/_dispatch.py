@@ -143,15 +143,21 @@ def call_many(
 ) -> Any:
     """Run an op on several arrays of one family: the fast path, or `_call_slowly`."""
     try:
-        adapter = ADAPTERS[type(arrays[0])]
-        shapes = []
-        for x in arrays:
-            # by family, not type: nn.Parameter weights meet plain Tensor inputs
-            if ADAPTERS[type(x)] is not adapter:
+        first = arrays[0]
+        adapter = ADAPTERS[type(first)]
+        # by family, not type: nn.Parameter weights meet plain Tensor inputs
+        if len(arrays) == 2:  # get_at and most einsums: no list to build
+            second = arrays[1]
+            if type(second) is not type(first) and ADAPTERS[type(second)] is not adapter:
                 raise KeyError
-            shapes.append(x.shape)
+            shapes: tuple[Any, ...] = (first.shape, second.shape)
+        else:
+            for x in arrays:
+                if ADAPTERS[type(x)] is not adapter:
+                    raise KeyError
+            shapes = tuple([x.shape for x in arrays])
         items = tuple(lengths.items()) if lengths else ()
-        run = bound_plan(op, pattern, tuple(shapes), items, variant, adapter)
+        run = bound_plan(op, pattern, shapes, items, variant, adapter)
     except TensorOpsError as error:  # before _MISSES: some are TypeErrors too
         raise_error(
             in_context(error, op, arrays, pattern, lengths),

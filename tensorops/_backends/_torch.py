@@ -153,10 +153,7 @@ class TorchBackend:
         channels = spec.channels
         gather: Callable[[Any, Any], Any]
         if spec.batch is None:
-
-            def gather(x: Any, index: Any) -> Any:
-                return x[index]
-
+            gather = torch.Tensor.__getitem__  # x[index], one Python call less
         elif channels is None:
 
             def gather(x: Any, index: Any) -> Any:
