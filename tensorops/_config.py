@@ -9,6 +9,7 @@ variable, so threads and tasks never see each other's overrides).
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable
 from contextvars import ContextVar, Token
 from types import TracebackType
@@ -105,13 +106,26 @@ _CHECKS: tuple[Callable[[Any], Any], ...] = (
 class _Override:
     """The context manager returned by ``config(...)``."""
 
-    __slots__ = ("_token", "_values")
+    __slots__ = ("_entered", "_token", "_values")
 
     def __init__(self, values: tuple[Any, ...]) -> None:
         self._values = values
         self._token: Token[tuple[Any, ...] | None] | None = None
+        self._entered = False
+
+    def __del__(self) -> None:
+        # ``tops.config(strategy=...)`` as a statement: dropped at once, here, unused
+        if not self._entered:
+            warnings.warn(
+                "tops.config(...) changes nothing outside a with block: write "
+                "'with tops.config(...):' to override for a block, or assign "
+                "'tops.config.strategy = ...' to set the default",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
     def __enter__(self) -> Config:
+        self._entered = True
         outer = _OVERRIDES.get()
         values = self._values
         if outer is not None:
@@ -231,6 +245,9 @@ class Config:
         minimize: Any = _UNSET,
     ) -> _Override:
         """Override settings for a ``with`` block in this thread / task; checked now.
+
+        Used outside a ``with`` statement it does nothing, and says so with a
+        RuntimeWarning when the unused override is dropped.
 
         Raises:
             TensorOpsError: An unknown strategy or objective, a bad limit or time.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -129,3 +130,16 @@ def test_bad_memory_limit_is_rejected(bad: object) -> None:
     with pytest.raises(tops.TensorOpsError):
         tops.config(memory_limit=bad)
     assert tops.config.memory_limit is None
+
+
+def test_an_override_outside_a_with_block_warns_that_it_changes_nothing() -> None:
+    with pytest.warns(RuntimeWarning, match="changes nothing outside a with block"):
+        tops.config(strategy="greedy")
+    assert tops.config.strategy == "auto"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        override = tops.config(strategy="dp")
+        with override:  # made first, entered later: no warning
+            assert tops.config.strategy == "dp"
+        del override
+    assert caught == []
