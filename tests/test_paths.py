@@ -19,6 +19,7 @@ oe = pytest.importorskip("opt_einsum")
 from opt_einsum.helpers import flop_count as oe_flop_count  # noqa: E402
 from opt_einsum.testing import rand_equation  # noqa: E402
 
+from tensorops._einsum._bitnet import BitNetwork  # noqa: E402
 from tensorops._einsum._cost import (  # noqa: E402
     Step,
     compute_size,
@@ -30,6 +31,7 @@ from tensorops._einsum._cost import (  # noqa: E402
     total_flops,
     total_writes,
 )
+from tensorops._einsum._dp import optimal_three, plan_subsets  # noqa: E402
 from tensorops._einsum._paths import (  # noqa: E402
     COMBO_WRITE_WEIGHT,
     OPTIMAL_MAX_OPERANDS,
@@ -512,3 +514,31 @@ def test_paths_do_not_depend_on_hash_seed() -> None:
         )
         outputs.add(done.stdout)
     assert len(outputs) == 1
+
+
+_AXES3 = "abcdef"
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sets(st.sampled_from(_AXES3), max_size=4), min_size=3, max_size=3),
+    st.sets(st.sampled_from(_AXES3)),
+    st.lists(st.integers(1, 5), min_size=len(_AXES3), max_size=len(_AXES3)),
+    st.sampled_from([0, 64]),
+)
+def test_three_operands_are_planned_as_the_subset_search_plans_them(
+    terms: list[set[str]], extra: set[str], lengths: list[int], weight: int
+) -> None:
+    """`optimal_three` gives the very steps of `plan_subsets`, ties included."""
+    inputs = [tuple(sorted(term)) for term in terms]
+    counts = {a: sum(a in term for term in terms) for a in _AXES3}
+    union = {a for term in terms for a in term}
+    # every axis on one operand only is kept, so that no operand sums one on its own
+    output = tuple(sorted({a for a in union if counts[a] == 1} | (extra & union)))
+    sizes = dict(zip(_AXES3, lengths, strict=True))
+    direct, searched = (BitNetwork(inputs, output, sizes, None, weight) for _ in range(2))
+    assert not any(direct.dangling)
+    optimal_three(direct)
+    plan_subsets(searched)
+    assert direct.ssa == searched.ssa
+    assert direct.cost() == searched.cost()

@@ -8,7 +8,14 @@ from tensorops._einsum._bitnet import BitNetwork, bits_of
 from tensorops._einsum._greedy import plan_greedy
 from tensorops._einsum._subsets import INF, cover, optimize_subsets
 
-__all__ = ["OPTIMAL_MAX_OPERANDS", "improve_by_dp", "plan_dp", "plan_optimal"]
+__all__ = [
+    "OPTIMAL_MAX_OPERANDS",
+    "improve_by_dp",
+    "optimal_three",
+    "plan_dp",
+    "plan_optimal",
+    "plan_subsets",
+]
 
 OPTIMAL_MAX_OPERANDS = 12
 """The most operands ``optimal`` plans; its time grows as ``3 ** n``."""
@@ -25,6 +32,15 @@ def plan_optimal(net: BitNetwork) -> None:
         raise ValueError(
             f"optimal planning of {n} operands would take too long; use 'dp' or 'greedy'"
         )
+    if n == 3 and net.limit is None and not any(net.dangling):
+        optimal_three(net)
+        return
+    plan_subsets(net)
+
+
+def plan_subsets(net: BitNetwork) -> None:
+    """`plan_optimal` by the search over all subsets (any number of operands)."""
+    n = len(net.inputs)
     trees = optimize_subsets(net, net.inputs, net.dangling, net.output)
     full, split, legs, leaves = (1 << n) - 1, trees.split, trees.legs, range(n)
     if trees.best[full] < INF:
@@ -32,6 +48,37 @@ def plan_optimal(net: BitNetwork) -> None:
     else:
         parts = cover(dict(enumerate(trees.best)))
         net.join([(net.emit_tree(p, split, legs, leaves), trees.axes[p]) for p in parts])
+
+
+def optimal_three(net: BitNetwork) -> None:
+    """`plan_subsets` of three operands without dangling axes or a memory limit, directly.
+
+    The most common exact plan, where the set-up of the subset search would take
+    most of its time. There are three trees, a pair then the third operand; they
+    are tried in the order the search tries them, the first of equals winning, and
+    emitted as it emits them (tests/test_paths.py compares the two).
+    """
+    u0, u1, u2 = net.inputs
+    size, weight, final = net.size, net.write_weight, (u0 | u1 | u2) & net.output
+    best: tuple[int, int, int, int] | None = None
+    for i, ui, j, uj, k, uk in (
+        (0, u0, 2, u2, 1, u1),
+        (0, u0, 1, u1, 2, u2),
+        (1, u1, 2, u2, 0, u0),
+    ):
+        legs = (ui | uj) & (net.output | uk)
+        first = size(ui) * size(uj) // size(ui & uj)
+        second = size(legs) * size(uk) // size(legs & uk)
+        cost = (
+            (first * 2 if ui | uj != legs else first)
+            + weight * size(legs)
+            + (second * 2 if legs | uk != final else second)
+        )
+        if best is None or cost < best[0]:
+            best = (cost, i, j, k)
+    assert best is not None
+    _, i, j, k = best
+    net.ssa += [(i, j), (k, 3)]
 
 
 _Entry = tuple[int, int, int, int, int, int]  # cost, axes, dangling, neighbours, left, size
