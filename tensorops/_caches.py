@@ -45,11 +45,11 @@ def _caches() -> Iterator[tuple[str, _Cached]]:
     found: dict[int, tuple[str, _Cached]] = {}
     prefix = _PACKAGE + "."
     modules = [
-        (name, module) for name, module in sys.modules.copy().items() if name.startswith(_PACKAGE)
+        (name, module)
+        for name, module in sys.modules.copy().items()
+        if module is not None and (name == _PACKAGE or name.startswith(prefix))
     ]
     for module_name, module in sorted(modules, key=lambda item: item[0]):
-        if module is None or not (module_name == _PACKAGE or module_name.startswith(prefix)):
-            continue
         for attr, value in sorted(vars(module).copy().items()):
             if not _is_cache(value):
                 continue

@@ -1,7 +1,7 @@
 """The hot path of einsum parsing (`plain_axes`) reads what the grammar reads.
 
 `plain_axes` reads equations of plain axes without the shared grammar; for every
-equation it accepts, `parse_general` must find the same axis names per term, the
+equation it accepts, the grammar (`parse_equation`) must find the same axis names per term, the
 same output and the same spelling, and everything else (``...``, groups, digits,
 errors) it must leave to the grammar. Binding an accepted equation to shapes that
 do not fit raises the grammar's error, with its caret.
@@ -18,7 +18,6 @@ from tensorops._einsum._notation import (
     Notation,
     Plain,
     parse_equation,
-    parse_general,
     plain_axes,
     plain_input_names,
 )
@@ -66,7 +65,7 @@ CASES = [
 
 def _general(equation: str, ndims: tuple[int, ...], spaced: bool | None) -> object:
     try:
-        return parse_general(equation, ndims, spaced)
+        return parse_equation(equation, ndims, spaced)
     except TensorOpsError as error:
         return type(error), str(error)
 
@@ -85,7 +84,7 @@ def _check(equation: str, ndims: tuple[int, ...], spaced: bool | None) -> bool:
         assert plain_input_names(equation, spaced) == {a for term in plain.inputs for a in term}
         if tuple(len(term) for term in plain.inputs) != ndims:
             with pytest.raises(TensorOpsError):  # ranks are the binder's to check
-                parse_general(equation, ndims, spaced)
+                parse_equation(equation, ndims, spaced)
             return False
         general = _general(equation, ndims, spaced)
         assert isinstance(general, Notation), (equation, general)

@@ -13,6 +13,8 @@ equation by `tensorops._grammar.is_spaced`:
 `parse_equation` expands ``...`` for given operand ranks (axes named as
 `tensorops._axes.dots_name` gives, right-aligned as NumPy broadcasts) and fills
 in the implicit output; `tensorops._einsum._bind` then resolves the lengths.
+`plain_axes` reads the names of an equation of plain axes (no ``...``, groups or
+digits) without the grammar, for the binder's one-pass hot path.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from tensorops._grammar import (
 __all__ = [
     "Notation",
     "parse_equation",
-    "parse_general",
     "Plain",
     "plain_axes",
     "plain_input_names",
@@ -138,23 +139,6 @@ def _compact_rank(term: Term) -> Term:
     return Term(elements, term.span)
 
 
-@functools.lru_cache(maxsize=1024)
-def parse_equation(equation: str, ndims: tuple[int, ...], spaced: bool | None = None) -> Notation:
-    """Parse `equation` for operands of ranks `ndims` by the shared grammar; cached.
-
-    Args:
-        equation: The equation.
-        ndims: Each operand's number of dimensions.
-        spaced: True to read it as spaced whatever it looks like (the einops argument
-            order), None to decide by `tensorops._grammar.is_spaced`.
-
-    Raises:
-        PatternError: The equation is malformed.
-        ShapeError: A term does not fit its operand's rank, or the operand count is wrong.
-    """
-    return parse_general(equation, ndims, spaced)
-
-
 class Plain(NamedTuple):
     """An equation of plain axes as `plain_axes` reads it: axis names only, no positions.
 
@@ -171,7 +155,7 @@ class Plain(NamedTuple):
 
 # Hot path (cold planning of large networks): equations of plain axes only, the form
 # of every network opt_einsum and cotengra write. `plain_axes` splits them with string
-# methods (which torch.compile can trace too) into the names `parse_general` finds
+# methods (which torch.compile can trace too) into the names `parse_equation` finds
 # (tests/test_einsum_notation.py compares the two). It keeps no positions: an equation
 # that does not fit its shapes is parsed again by the grammar, which says where.
 _NOT_PLAIN = frozenset(".()[]_*…->")
@@ -198,7 +182,8 @@ def plain_axes(equation: str, spaced: bool | None) -> Plain | None:
     if not spaced and " " not in equation:  # compact, as opt_einsum writes: one test per side
         letters = left.replace(",", "")
         if (letters.isalpha() or not letters) and (right.isalpha() or not right):
-            return _compact(left, letters, right if arrow else None)
+            inputs = tuple(tuple(term) for term in left.split(","))
+            return _with_output(False, inputs, tuple(right) if arrow else None)
     texts = [*left.split(",")]  # a list of our own: torch.compile cannot append to split's
     if arrow:
         texts = [*texts, right]
@@ -226,33 +211,27 @@ def plain_axes(equation: str, spaced: bool | None) -> Plain | None:
             names.append(tuple(words[0]))
         else:
             names.append(())
-    inputs = names[: len(names) - 1] if arrow else names
-    counts: dict[str, int] = {}
-    for term in inputs:
-        for name in term:
-            counts[name] = counts.get(name, 0) + 1
-    if arrow:
-        output = names[-1]
-        if len(set(output)) != len(output) or any(name not in counts for name in output):
-            return None
-    else:
-        output = tuple(sorted(name for name, count in counts.items() if count == 1))
-    return Plain(spaced, tuple(inputs), output)
+    inputs = tuple(names[: len(names) - 1] if arrow else names)
+    return _with_output(spaced, inputs, names[-1] if arrow else None)
 
 
-def _compact(left: str, letters: str, right: str | None) -> Plain | None:
-    """`plain_axes` of a compact equation of letters only (no spaces)."""
-    inputs = tuple(tuple(term) for term in left.split(","))
-    if right is None:
+def _with_output(
+    spaced: bool, inputs: tuple[tuple[str, ...], ...], output: tuple[str, ...] | None
+) -> Plain | None:
+    """The `Plain` of these terms, or None if the explicit output is not valid.
+
+    An implicit output (None) is filled in; an explicit one must hold distinct
+    input axes.
+    """
+    if output is None:
         counts: dict[str, int] = {}
-        for letter in letters:
-            counts[letter] = counts.get(letter, 0) + 1
-        output = tuple(sorted(letter for letter, count in counts.items() if count == 1))
-    else:
-        output = tuple(right)
-        if len(set(output)) != len(output) or not set(output) <= set(letters):
-            return None
-    return Plain(False, inputs, output)
+        for term in inputs:
+            for name in term:
+                counts[name] = counts.get(name, 0) + 1
+        output = tuple(sorted(name for name, count in counts.items() if count == 1))
+    elif len(set(output)) != len(output) or not set(output) <= {a for t in inputs for a in t}:
+        return None
+    return Plain(spaced, inputs, output)
 
 
 def plain_input_names(equation: str, spaced: bool | None) -> frozenset[str] | None:
@@ -261,8 +240,20 @@ def plain_input_names(equation: str, spaced: bool | None) -> frozenset[str] | No
     return None if plain is None else frozenset(name for term in plain.inputs for name in term)
 
 
-def parse_general(equation: str, ndims: tuple[int, ...], spaced: bool | None) -> Notation:
-    """`parse_equation` by the shared grammar: every form, and every error."""
+@functools.lru_cache(maxsize=1024)
+def parse_equation(equation: str, ndims: tuple[int, ...], spaced: bool | None = None) -> Notation:
+    """Parse `equation` for operands of ranks `ndims` by the shared grammar; cached.
+
+    Args:
+        equation: The equation.
+        ndims: Each operand's number of dimensions.
+        spaced: True to read it as spaced whatever it looks like (the einops argument
+            order), None to decide by `tensorops._grammar.is_spaced`.
+
+    Raises:
+        PatternError: The equation is malformed.
+        ShapeError: A term does not fit its operand's rank, or the operand count is wrong.
+    """
     pattern = parse_pattern(equation)
     if spaced is None:
         spaced = is_spaced(pattern)
