@@ -61,6 +61,7 @@ QUICK_SIZES = (3, 5, 10, 20, 50, 100, 300)
 OE_OPTIMAL_MAX = 8  # opt_einsum's optimal takes seconds beyond this
 OUR_OPTIMAL_MAX = 10
 DP_MAX = 20  # dp (ours and opt_einsum's) up to this many operands
+ROUNDS = 4  # the cold call and contract_path are timed in this many alternating rounds
 
 Network = tuple[list[tuple[str, ...]], tuple[str, ...], dict[str, int]]
 
@@ -99,18 +100,23 @@ def _best_cold(network: Network, shapes: Any, strategy: str, budget: float) -> f
 
     Each timed call gets the network under new axis names, so that nothing of it
     is in tensorops' caches, while the code is as warm as opt_einsum's is when
-    ``contract_path`` is called again.
+    ``contract_path`` is called again. The names are made in batches before the
+    calls are timed, so that making them does not run between two timed calls.
     """
     best, spent, runs = math.inf, 0.0, 0
     while runs < 3 or spent < budget:
-        eq = _tops_equation(network, next(_renamings))
-        start = time.perf_counter()
-        tops.einsum_path(eq, *shapes, strategy=strategy)
-        elapsed = time.perf_counter() - start
-        best, spent, runs = min(best, elapsed), spent + elapsed, runs + 1
-        if elapsed > budget:
-            break
+        batch = [_tops_equation(network, next(_renamings)) for _ in range(_BATCH)]
+        for eq in batch:
+            start = time.perf_counter()
+            tops.einsum_path(eq, *shapes, strategy=strategy)
+            elapsed = time.perf_counter() - start
+            best, spent, runs = min(best, elapsed), spent + elapsed, runs + 1
+            if elapsed > budget or (runs >= 3 and spent >= budget):
+                return best
     return best
+
+
+_BATCH = 64
 
 
 def _strategies(n: int) -> list[str]:
@@ -131,16 +137,23 @@ def _measure_random(n: int, seeds: range, budget: float) -> list[dict[str, Any]]
         costs: dict[str, int] = {}
         for strategy in _strategies(n):
             row = rows.setdefault(strategy, {})
-            cold = _best_cold(network, shapes, strategy, budget)
+            peer = not (strategy == "optimal" and n > OE_OPTIMAL_MAX)
+            contract = partial(oe.contract_path, eq, *shapes, shapes=True, optimize=strategy)
+            # the two calls alternate in rounds: a change of the machine's speed
+            # (frequency, neighbours) during the measurement reaches both
+            cold = theirs = math.inf
+            for _ in range(ROUNDS):
+                cold = min(cold, _best_cold(network, shapes, strategy, budget / ROUNDS))
+                if peer:
+                    theirs = min(theirs, _best_time(contract, budget / ROUNDS)[0])
             bare, path = _best_time(partial(find_path, *network, strategy), budget)
             costs[strategy] = _cost(network, path)
             row.setdefault("cold", []).append(cold)
             row.setdefault("bare", []).append(bare)
             row.setdefault("share", []).append(min(1.0, bare / cold))
-            if strategy == "optimal" and n > OE_OPTIMAL_MAX:
+            if not peer:
                 continue
-            contract = partial(oe.contract_path, eq, *shapes, shapes=True, optimize=strategy)
-            theirs, (_, info) = _best_time(contract, budget)
+            _, info = contract()
             fn = oe.paths.get_path_fn(strategy)
             sets = [frozenset(term) for term in inputs]
             their_fn, _ = _best_time(partial(fn, sets, frozenset(output), size_dict), budget)

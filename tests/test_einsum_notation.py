@@ -163,12 +163,12 @@ def test_the_hot_path_agrees_on_random_plain_networks(
 def test_plain_equations_that_do_not_fit_their_shapes_are_bound_by_the_grammar() -> None:
     """The one-pass binder leaves broadcasting and every error to the general one."""
     exact = bind_equation("ij,jk->ik", ((2, 3), (3, 4)), ())
-    assert exact.sizes == (("i", 2), ("j", 3), ("k", 4))
+    assert exact.sizes == {"i": 2, "j": 3, "k": 4}
     assert exact.axes == exact.terms == (("i", "j"), ("j", "k"))
     assert exact.shapes == (None, None)
     assert exact.output_dims is None
     broadcast = bind_equation("ij,jk->ik", ((2, 1), (3, 4)), ())
-    assert broadcast.sizes == (("i", 2), ("j", 3), ("k", 4))
+    assert broadcast.sizes == {"i": 2, "j": 3, "k": 4}
     assert broadcast.axes == (("i",), ("j", "k"))
     assert broadcast.shapes == ((2,), None)
     with pytest.raises(ShapeError, match="axis 'j' has length 3 in operand 0") as mismatch:

@@ -18,7 +18,6 @@ import tensorops as tops
 CACHE_SIZES = {
     "tensorops._dispatch.bound_plan": 4096,
     "tensorops._einsum._arguments._input_axes": 256,
-    "tensorops._einsum._bind.bind_equation": 1024,
     "tensorops._einsum._compile.plan_einsum_cached": 1024,
     "tensorops._einsum._notation.parse_equation": 1024,
     "tensorops._grammar.parse_pattern": 1024,

@@ -32,6 +32,7 @@ from tensorops._einsum._cost import (  # noqa: E402
     total_writes,
 )
 from tensorops._einsum._dp import optimal_three, plan_subsets  # noqa: E402
+from tensorops._einsum._greedy import plan_greedy  # noqa: E402
 from tensorops._einsum._paths import (  # noqa: E402
     COMBO_WRITE_WEIGHT,
     OPTIMAL_MAX_OPERANDS,
@@ -542,3 +543,96 @@ def test_three_operands_are_planned_as_the_subset_search_plans_them(
     plan_subsets(searched)
     assert direct.ssa == searched.ssa
     assert direct.cost() == searched.cost()
+
+
+def _rescoring_greedy(inputs: Inputs, output: tuple[str, ...], sizes: dict[str, int]) -> list:
+    """Greedy on sets of names, every linked pair rescored at each step: the reference.
+
+    Ids are SSA ids; a pair's score is the size of its result minus theirs, ties go
+    to the lowest (larger id, smaller id); a result with the axes of an alive
+    operand is multiplied with it next; the last two are contracted whatever they score.
+    """
+    common = set.intersection(*(set(t) for t in inputs))
+    keep = set(output) | common
+
+    def size(axes: frozenset[str]) -> int:
+        return math.prod(max(1, sizes[a]) for a in axes)
+
+    alive = [(i, frozenset(t)) for i, t in enumerate(inputs)]
+    steps: list[tuple[int, int]] = []
+    forced: tuple[int, int] | None = None
+    while len(alive) > 2:
+        choices = []
+        for k in range(len(alive)):
+            for h in range(k):
+                (ia, a), (ib, b) = alive[h], alive[k]
+                if forced is not None and {ia, ib} != set(forced):
+                    continue
+                if not (a & b) - keep and forced is None:
+                    continue
+                others = set().union(*(t for j, t in alive if j not in (ia, ib)))
+                kept = frozenset(x for x in a | b if x in keep or x in others)
+                choices.append((size(kept) - size(a) - size(b), ib, ia, kept))
+        assert choices, "the network is connected"
+        _, ib, ia, kept = min(choices, key=lambda c: c[:3])
+        steps.append((ia, ib))
+        alive = [(j, t) for j, t in alive if j not in (ia, ib)]
+        twins = [j for j, t in alive if t == kept]
+        new = len(inputs) + len(steps) - 1
+        forced = (twins[0], new) if twins else None
+        alive.append((new, kept))
+    steps.append((alive[0][0], alive[1][0]))
+    return steps
+
+
+def _connected(inputs: Inputs, output: tuple[str, ...]) -> bool:
+    summed = {a for t in inputs for a in t} - set(output)
+    reached, frontier = {0}, [0]
+    while frontier:
+        i = frontier.pop()
+        for j, term in enumerate(inputs):
+            if j not in reached and summed & set(inputs[i]) & set(term):
+                reached.add(j)
+                frontier.append(j)
+    return len(reached) == len(inputs)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(3, 10), st.integers(0, 10**6), st.integers(2, 4), st.integers(0, 2))
+def test_greedy_rescores_every_pair_on_small_networks(
+    n: int, seed: int, regularity: int, n_out: int
+) -> None:
+    """Up to ten operands greedy is the plain rescoring greedy of `_rescoring_greedy`."""
+    eq, _, raw = rand_equation(
+        n, regularity, n_out=n_out, d_min=1, d_max=6, seed=seed, return_size_dict=True
+    )
+    inputs, output = parse(eq)
+    sizes = {a: int(s) for a, s in raw.items()}
+    distinct = len({frozenset(t) for t in inputs}) == n
+    plain = all(len(set(t)) == len(t) for t in inputs)
+    net = BitNetwork(inputs, output, sizes)
+    if not (distinct and plain and _connected(inputs, output)) or any(net.dangling):
+        return
+    plan_greedy(net)
+    assert net.ssa == _rescoring_greedy(inputs, output, sizes)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sets(st.sampled_from("abcdef"), min_size=1, max_size=3), min_size=4, max_size=7),
+    st.sets(st.sampled_from("abcdef"), max_size=2),
+    st.lists(st.integers(1, 6), min_size=6, max_size=6),
+)
+def test_greedy_multiplies_results_with_their_twins_as_the_reference_does(
+    terms: list[set[str]], extra: set[str], lengths: list[int]
+) -> None:
+    """Few axes: results often have the axes of an alive operand (merged at once)."""
+    inputs = [tuple(sorted(term)) for term in terms]
+    used = {a for term in terms for a in term}
+    output = tuple(sorted(extra & used))
+    sizes = dict(zip("abcdef", lengths, strict=True))
+    net = BitNetwork(inputs, output, sizes)
+    if len(set(inputs)) < len(inputs) or not _connected(inputs, output) or any(net.dangling):
+        return
+    plan_greedy(net)
+    assert net.ssa == _rescoring_greedy(inputs, output, sizes)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import string
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 from tensorops._axes import product
@@ -94,7 +95,7 @@ def _framework_einsum(plan: Any, settings: Settings, backend: Backend) -> Any:
         or bound.output_dims is not None
     ):
         return None
-    sizes = dict(bound.sizes)
+    sizes = bound.sizes
     if any(type(size) is not int for size in sizes.values()):
         return None  # symbolic sizes (torch.compile, torch.export): comparing them adds guards
     elements = product(sizes.values())
@@ -235,7 +236,11 @@ def _family(operands: Sequence[Any]) -> str:
 
 
 def _optimizer_path(
-    settings: Settings, equation: str, shapes: list[tuple[int, ...]], lengths: Any, spaced: Any
+    settings: Settings,
+    equation: str,
+    shapes: Sequence[tuple[int, ...]],
+    lengths: Any,
+    spaced: Any,
 ) -> Settings:
     """Settings whose strategy is the path an opt_einsum ``PathOptimizer`` object chose."""
     optimizer = settings.strategy
@@ -266,6 +271,18 @@ def _path_shape(operand: Any, shapes: Any) -> tuple[int, ...]:
     operand = array_like(operand)
     get_backend(operand)  # not an array: a BackendError naming its type
     return tuple(operand.shape)
+
+
+def _path_shapes(operands: tuple[Any, ...], shapes: Any) -> tuple[tuple[int, ...], ...]:
+    """`_path_shape` of every operand; shape tuples alone are checked in one pass."""
+    for operand in operands:
+        if type(operand) is not tuple:
+            return tuple([_path_shape(x, shapes) for x in operands])
+    lengths = list(chain.from_iterable(operands))
+    # min's default= would cost more than the whole check
+    if _INT.issuperset(map(type, lengths)) and (not lengths or min(lengths) >= 0):
+        return operands
+    return tuple([_path_shape(x, shapes) for x in operands])  # says which is not a shape
 
 
 def einsum_path(*args: Any, **keywords: Any) -> ContractionPlan:
@@ -313,12 +330,12 @@ def einsum_path(*args: Any, **keywords: Any) -> ContractionPlan:
         lengths, options = read_keywords("einsum_path", equation, spaced, keywords)
         shown = lengths
         as_shapes = options.pop("shapes", False)
-        shapes = [_path_shape(x, as_shapes) for x in operands]
+        shapes = _path_shapes(operands, as_shapes)
         settings, _, _ = read_options(options, config.current, shapes, operands)
         settings = _optimizer_path(settings, equation, shapes, lengths, spaced)
         items = tuple(lengths.items())
-        plan = plan_einsum_cached(equation, tuple(shapes), items, spaced, settings)
-        return ContractionPlan(plan, tuple(shapes))
+        plan = plan_einsum_cached(equation, shapes, items, spaced, settings)
+        return ContractionPlan(plan, shapes)
     except TensorOpsError as error:
         error.with_context(
             op="einsum_path", pattern=equation, inputs=describe_inputs(operands), lengths=shown

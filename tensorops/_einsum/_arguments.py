@@ -376,16 +376,15 @@ def read_options(
     if "memory_limit" not in options and memory_limit is None:
         memory_limit = settings.memory_limit
     max_time = options.get("max_time", settings.max_time)
-    is_number = isinstance(max_time, (int, float)) and not isinstance(max_time, bool)
-    if max_time is not None and not is_number:
+    if max_time is not None and (type(max_time) is bool or not isinstance(max_time, (int, float))):
         raise ArgumentError(f"max_time must be a number of seconds, got {max_time!r}")
     minimize = options.get("minimize", settings.minimize)
     if minimize not in MINIMIZE:
         raise unknown_option("minimize", minimize, MINIMIZE)
-    itemsize = _itemsize(operands) if isinstance(memory_limit, str) else 8
-    plan = Settings(
-        strategy, memory_in_elements(memory_limit, shapes, itemsize), max_time, minimize
-    )
+    if memory_limit is not None:
+        itemsize = _itemsize(operands) if isinstance(memory_limit, str) else 8
+        memory_limit = memory_in_elements(memory_limit, shapes, itemsize)
+    plan = Settings(strategy, memory_limit, max_time, minimize)
     if "shapes" in options:
         raise ArgumentError(
             "shapes= is an option of einsum_path: einsum contracts arrays",
@@ -403,7 +402,12 @@ def _itemsize(operands: Sequence[Any]) -> int:
     return max(known, default=8)
 
 
+_EXTRAS = frozenset(("casting", "order", "dtype", "out", "use_blas"))
+
+
 def _extras(options: dict[str, Any]) -> Extras | None:
+    if _EXTRAS.isdisjoint(options):
+        return None
     casting = options.get("casting")
     if casting is not None and casting not in _CASTINGS:
         raise unknown_option("casting", casting, _CASTINGS)

@@ -62,7 +62,7 @@ class BitNetwork:
     and the result of step ``k`` is id ``len(inputs) + k``.
 
     Args:
-        inputs: Axes of each operand (distinct within an operand).
+        inputs: Axes of each operand (an axis repeated within an operand counts once).
         output: Axes of the result (distinct).
         size_dict: Size of every axis.
         limit: Most elements an intermediate may have (None: no limit).
@@ -100,24 +100,38 @@ class BitNetwork:
         limit: int | None = None,
         write_weight: int = 0,
     ) -> None:
+        # a path over an empty axis costs nothing whatever its order; size 1 keeps
+        # the planners' divisions defined and their choices sensible
+        # (sizes are >= 0: ``size or 1`` is ``max(1, size)``)
         bit: dict[str, int] = {}
+        sizes: dict[int, int] = {0: 1}
         self.inputs: list[int] = []
+        new = 1  # the flag of the next new axis
         for axes in inputs:
-            mask = 0
+            mask, total = 0, 1
             for axis in axes:
                 flag = bit.get(axis)
                 if flag is None:
-                    flag = bit[axis] = 1 << len(bit)
-                mask |= flag
+                    flag = bit[axis] = new
+                    new <<= 1
+                    sizes[flag] = size = size_dict[axis] or 1
+                    mask |= flag
+                    total *= size
+                elif not mask & flag:  # a repeated axis (a diagonal) counts once
+                    mask |= flag
+                    total *= sizes[flag]
+            sizes[mask] = total
             self.inputs.append(mask)
         self.output = 0
         for axis in output:
-            self.output |= bit.setdefault(axis, 1 << len(bit))
+            flag = bit.get(axis)
+            if flag is None:
+                flag = bit[axis] = new
+                new <<= 1
+                sizes[flag] = size_dict[axis] or 1
+            self.output |= flag
         self.axes: tuple[str, ...] = tuple(bit)
-        # a path over an empty axis costs nothing whatever its order; size 1 keeps
-        # the planners' divisions defined and their choices sensible
-        self.size_cache: dict[int, int] = {mask: max(1, size_dict[a]) for a, mask in bit.items()}
-        self.size_cache[0] = 1
+        self.size_cache = sizes
         once = twice = 0
         for mask in self.inputs:
             twice |= once & mask

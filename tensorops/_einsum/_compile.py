@@ -55,7 +55,6 @@ class EinsumPlan(NamedTuple):
 
     Attributes:
         bound: The equation bound to the shapes.
-        inputs: Per operand its distinct elementary axes (what the path contracts).
         path: The path, in the NumPy / opt_einsum convention (of one slice if sliced).
         strategy: The strategy that made it (``"explicit"`` for a given path).
         sliced_axes: The axes contracted slice by slice to keep within the memory
@@ -63,10 +62,14 @@ class EinsumPlan(NamedTuple):
     """
 
     bound: Bound
-    inputs: tuple[tuple[str, ...], ...]
     path: tuple[tuple[int, ...], ...]
     strategy: str
     sliced_axes: tuple[str, ...]
+
+    @property
+    def inputs(self) -> tuple[tuple[str, ...], ...]:
+        """Per operand its distinct elementary axes (what the path contracts)."""
+        return tuple(tuple(dict.fromkeys(axes)) for axes in self.bound.axes)
 
 
 def _find(
@@ -99,6 +102,7 @@ def _find(
         except ValueError as error:
             raise ArgumentError(f"cannot plan the contraction: {error}") from None
         return planned.path, planned.sliced_axes, strategy
+    inputs = tuple(tuple(dict.fromkeys(axes)) for axes in inputs)
     try:
         contraction_steps(inputs, output, sizes, strategy)
     except (ValueError, TypeError) as error:
@@ -124,14 +128,10 @@ def plan_einsum(
     Raises:
         TensorOpsError: Anything wrong with the equation, shapes, lengths or strategy.
     """
-    try:
-        bound = bind_equation(equation, shapes, lengths, spaced)
-    except TypeError:  # unhashable shapes (torch SymInt under torch.compile): no cache
-        bound = bind_equation.__wrapped__(equation, shapes, lengths, spaced)
-    inputs = tuple(tuple(dict.fromkeys(axes)) for axes in bound.axes)
-    output = bound.output
-    path, sliced, name = _find(inputs, output, dict(bound.sizes), settings)
-    return EinsumPlan(bound, inputs, path, name, sliced)
+    bound = bind_equation(equation, shapes, lengths, spaced)
+    # the planners take an axis repeated within an operand (a diagonal) once
+    path, sliced, name = _find(bound.axes, bound.output, bound.sizes, settings)
+    return EinsumPlan(bound, path, name, sliced)
 
 
 plan_einsum_cached = functools.lru_cache(maxsize=1024)(plan_einsum)
@@ -182,7 +182,7 @@ def _fortran(x: Any) -> bool:
 def compile_einsum(plan: EinsumPlan) -> Compiled:
     """The program of primitive calls that runs `plan` (slice by slice if it slices)."""
     bound = plan.bound
-    sizes = dict(bound.sizes)
+    sizes = bound.sizes
     output_shape: tuple[int, ...] | None = None
     if bound.output_dims is not None:
         output_shape = tuple(product(sizes[axis] for axis in dim) for dim in bound.output_dims)
@@ -227,7 +227,7 @@ class ContractionPlan:
         if self._sliced is None:
             plan = self._plan
             output = plan.bound.output
-            sizes = dict(plan.bound.sizes)
+            sizes = plan.bound.sizes
             self._sliced = sliced_contraction_steps(
                 plan.inputs, output, sizes, plan.path, plan.sliced_axes
             )
@@ -267,7 +267,7 @@ class ContractionPlan:
     def naive_flops(self) -> int:
         """The cost of contracting everything in one step."""
         plan = self._plan
-        return naive_flops(plan.inputs, plan.bound.output, dict(plan.bound.sizes))
+        return naive_flops(plan.inputs, plan.bound.output, plan.bound.sizes)
 
     @property
     def speedup(self) -> float:
@@ -299,7 +299,7 @@ class ContractionPlan:
             plan.sliced_axes,
             self.strategy,
             self.shapes,
-            plan.bound.sizes,
+            tuple(plan.bound.sizes.items()),
         )
 
     def __eq__(self, other: object) -> bool:
@@ -314,7 +314,7 @@ class ContractionPlan:
         return f"ContractionPlan({self.equation!r}, path={self.path}, flops={self.flops})"
 
     def __str__(self) -> str:
-        sizes = dict(self._plan.bound.sizes)
+        sizes = self._plan.bound.sizes
         spaced = self._plan.bound.spaced or any(len(axis) != 1 for axis in sizes)
         comma, arrow = (", ", " -> ") if spaced else (",", "->")
         rows = []

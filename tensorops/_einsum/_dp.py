@@ -59,19 +59,25 @@ def optimal_three(net: BitNetwork) -> None:
     emitted as it emits them (tests/test_paths.py compares the two).
     """
     u0, u1, u2 = net.inputs
-    size, weight, final = net.size, net.write_weight, (u0 | u1 | u2) & net.output
+    cache, size, weight = net.size_cache, net.size, net.write_weight
+    final = (u0 | u1 | u2) & net.output
     best: tuple[int, int, int, int] | None = None
     for i, ui, j, uj, k, uk in (
         (0, u0, 2, u2, 1, u1),
         (0, u0, 1, u1, 2, u2),
         (1, u1, 2, u2, 0, u0),
     ):
-        legs = (ui | uj) & (net.output | uk)
-        first = size(ui) * size(uj) // size(ui & uj)
-        second = size(legs) * size(uk) // size(legs & uk)
+        # sizes of unions and of the pair's result from the inputs' (cached) sizes
+        # and those of the few shared and summed axes: large masks cost a loop each
+        union, shared = ui | uj, ui & uj
+        legs = union & (net.output | uk)
+        first = cache[ui] * cache[uj] // (cache.get(shared) or size(shared))
+        gone, inner = union ^ legs, legs & uk
+        legs_size = first // (cache.get(gone) or size(gone))
+        second = legs_size * cache[uk] // (cache.get(inner) or size(inner))
         cost = (
-            (first * 2 if ui | uj != legs else first)
-            + weight * size(legs)
+            (first * 2 if union != legs else first)
+            + weight * legs_size
             + (second * 2 if legs | uk != final else second)
         )
         if best is None or cost < best[0]:

@@ -6,7 +6,12 @@ ties going to the lowest ids; outer products come last.
 
 Each alive operand keeps one candidate in a heap: its best partner among its
 neighbours. After a step, only the result is scored against its neighbours;
-a candidate whose operand is gone is skipped when it is popped.
+a candidate whose operand is gone is skipped when it is popped. Up to `SMALL`
+distinct operands (without a memory limit or a random scorer) the heap costs
+more than it saves: every linked pair is scored at each step instead
+(`_plan_small`), so every score is current. That may choose another pair
+than the heap's stale score would; tests/test_paths.py checks that greedy
+stays no worse than opt_einsum's.
 
 Beyond the vocabulary of `_bitnet`: ``on_two`` /
 ``on_three`` are the summed axes on at least two / three alive operands, so that a
@@ -34,6 +39,9 @@ greedy paths perturb the score (`_hyper`)."""
 
 _Candidate = tuple[int, int, int]  # score, the larger SSA id, the smaller one
 
+#: Networks of at most this many operands are planned by `_plan_small`.
+SMALL = 10
+
 
 def plan_greedy(net: BitNetwork, weight: int = 1, scorer: Scorer | None = None) -> None:
     """Plan with opt_einsum's greedy heuristic, on bitsets.
@@ -51,12 +59,12 @@ def plan_greedy(net: BitNetwork, weight: int = 1, scorer: Scorer | None = None) 
     # output axis avoids pairing every operand with every other over it
     out = net.output | common
     if (
-        len(net.inputs) == 3
+        len(net.inputs) <= SMALL
         and scorer is None
         and net.limit is None
-        and not any(net.dangling)
-        and _plan_three(net, out, weight)
+        and len(set(net.inputs)) == len(net.inputs)
     ):
+        _plan_small(net, out, weight)
         return
     run = _Greedy(net, out, weight, scorer)
     run.contract_all(run.first_candidates())
@@ -314,29 +322,67 @@ def _merge_equal(net: BitNetwork, out: int) -> tuple[dict[int, int], dict[int, i
     return alive, by_mask
 
 
-def _plan_three(net: BitNetwork, out: int, weight: int) -> bool:
-    """Plan three distinct operands without dangling axes directly; False if none are linked.
+def _plan_small(net: BitNetwork, out: int, weight: int) -> None:
+    """Plan a few distinct operands by scoring every linked pair at each step.
 
-    The most common case, where the set-up of `plan_greedy` would take
-    most of its time. No summed axis is on all three operands (it would be an
-    output axis), so every linked pair is a candidate of its own and the result
-    of the best one is contracted with the third operand.
+    Up to `SMALL` operands, rescoring all pairs costs less than the set-up of
+    the candidate heap, and every score is current. The choice is the heap's:
+    the lowest ``(score, larger id, smaller id)``; a result with the axes of an
+    alive operand is multiplied with it at once; unlinked operands are joined last.
     """
-    summed, (u0, u1, u2) = ~out, net.inputs
-    if len({u0, u1, u2}) < 3:
-        return False
-    cache, size = net.size_cache, net.size
-    best: _Candidate | None = None
-    for a, ua, b, ub, uc in ((0, u0, 1, u1, u2), (0, u0, 2, u2, u1), (1, u1, 2, u2, u0)):
-        shared = ua & ub
-        if shared & summed:
-            gone = (ua | ub) & summed & ~uc
-            sa, sb = cache.get(ua) or size(ua), cache.get(ub) or size(ub)
-            key = (size((ua | ub) & ~gone) - weight * (sa + sb), b, a)
-            if best is None or key < best:
-                best = key
-    if best is None:
-        return False
-    _, b, a = best
-    net.ssa += [(a, b), (3 - a - b, 3)]
-    return True
+    summed, n, plain = ~out, len(net.inputs), not any(net.dangling)
+    cache, size, ssa = net.size_cache, net.size, net.ssa
+    ids = list(range(n))  # alive ssa ids, increasing; positions are the linear path's
+    masks = list(net.inputs)
+    sizes = [cache[mask] for mask in masks]  # the network has every input's size
+    alive, twin = n, -1  # twin: the position of an operand with the last result's axes
+    while alive > 2 or (alive == 2 and not plain):
+        once = twice = thrice = 0
+        for mask in masks:
+            thrice |= twice & mask
+            twice |= once & mask
+            once |= mask
+        on_two, on_three = twice & summed, thrice & summed
+        if twin >= 0:
+            i, j = twin, alive - 1
+            ua = ub = masks[j]
+            result = (ua & out) | (ua & on_three)
+            result_size = cache.get(result) or size(result)
+        else:
+            best = i = j = result = result_size = 0
+            for k in range(1, alive):
+                ub, sb = masks[k], sizes[k]
+                for h in range(k):
+                    ua = masks[h]
+                    shared = ua & ub
+                    if not shared & summed:
+                        continue
+                    union, sa = ua | ub, sizes[h]
+                    kept = (union & out) | ((ua ^ ub) & on_two) | (shared & on_three)
+                    # inlined pair cost: the sizes of the few shared and summed axes
+                    # are cheap and mostly cached, those of large masks are not
+                    gone = union ^ kept
+                    divisor = (cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone))
+                    kept_size = sa * sb // divisor
+                    score = kept_size - weight * (sa + sb)
+                    # ties: the larger id, then the smaller, lowest (ids increase)
+                    if j == 0 or score < best or (score == best and (k, h) < (j, i)):
+                        best, i, j, result, result_size = score, h, k, kept, kept_size
+            if j == 0:
+                break
+            ua, ub = masks[i], masks[j]
+        if plain:
+            ssa.append((ids[i], ids[j]))
+            ident = n + len(ssa) - 1
+        else:
+            ident = net.contract(ids[i], ua, ids[j], ub, result)
+        del ids[j], masks[j], sizes[j], ids[i], masks[i], sizes[i]
+        twin = masks.index(result) if result in masks else -1
+        ids.append(ident)
+        masks.append(result)
+        sizes.append(result_size)
+        alive -= 1
+    if alive == 2 and plain:  # the last step, whatever it scores
+        ssa.append((ids[0], ids[1]))
+    elif alive > 1:
+        net.join(list(zip(ids, masks, strict=True)))

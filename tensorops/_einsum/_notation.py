@@ -20,7 +20,7 @@ digits) without the grammar, for the binder's one-pass hot path.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from tensorops._axes import DOTS_PREFIX, Dim, Slot, count_dots, dots_name, term_dims
@@ -182,8 +182,8 @@ def plain_axes(equation: str, spaced: bool | None) -> Plain | None:
     if not spaced and " " not in equation:  # compact, as opt_einsum writes: one test per side
         letters = left.replace(",", "")
         if (letters.isalpha() or not letters) and (right.isalpha() or not right):
-            inputs = tuple(tuple(term) for term in left.split(","))
-            return _with_output(False, inputs, tuple(right) if arrow else None)
+            inputs = tuple(map(tuple, left.split(",")))
+            return _with_output(False, inputs, tuple(right) if arrow else None, letters)
     texts = [*left.split(",")]  # a list of our own: torch.compile cannot append to split's
     if arrow:
         texts = [*texts, right]
@@ -216,12 +216,15 @@ def plain_axes(equation: str, spaced: bool | None) -> Plain | None:
 
 
 def _with_output(
-    spaced: bool, inputs: tuple[tuple[str, ...], ...], output: tuple[str, ...] | None
+    spaced: bool,
+    inputs: tuple[tuple[str, ...], ...],
+    output: tuple[str, ...] | None,
+    names: Iterable[str] | None = None,
 ) -> Plain | None:
     """The `Plain` of these terms, or None if the explicit output is not valid.
 
     An implicit output (None) is filled in; an explicit one must hold distinct
-    input axes.
+    input axes. `names` are the input axes, where the caller has them at hand.
     """
     if output is None:
         counts: dict[str, int] = {}
@@ -229,8 +232,12 @@ def _with_output(
             for name in term:
                 counts[name] = counts.get(name, 0) + 1
         output = tuple(sorted(name for name, count in counts.items() if count == 1))
-    elif len(set(output)) != len(output) or not set(output) <= {a for t in inputs for a in t}:
-        return None
+    else:
+        distinct = set(output)
+        if names is None:
+            names = [name for term in inputs for name in term]
+        if len(distinct) != len(output) or not distinct.issubset(names):
+            return None
     return Plain(spaced, inputs, output)
 
 

@@ -177,7 +177,7 @@ def plan_contraction(
     """Plan the order in which to contract einsum operands, and what to slice.
 
     Args:
-        inputs: Axes of each operand (distinct within an operand).
+        inputs: Axes of each operand (an axis repeated within an operand counts once).
         output: Axes of the result.
         size_dict: Size of every axis.
         strategy: One of `PLANNERS`.

@@ -90,7 +90,7 @@ def optimize_subsets(
     size, cache, limit, weight = net.size, net.size_cache, net.limit, net.write_weight
     sizes = [1] * (full + 1)
     for i, mask in enumerate(inputs):
-        sizes[1 << i] = size(mask)
+        sizes[1 << i] = cache.get(mask) or size(mask)
     # without outer products, a subset whose tensors are not linked has no split
     # into two linked parts that share an axis, so it stays at INF
     for s in range(3, full + 1):
@@ -121,7 +121,12 @@ def optimize_subsets(
             if cost < best_cost:
                 best_cost, split[s] = cost, a
         if best_cost < INF:
-            sizes[s] = cache.get(result) or size(result)
+            # the result's size from its best split's: those of the few shared and
+            # summed axes are mostly cached, a loop over the result's axes is not
+            ua, ub = used[split[s]], used[s ^ split[s]]
+            shared, gone = ua & ub, (ua | ub) & ~result
+            divisor = (cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone))
+            sizes[s] = sizes[split[s]] * sizes[s ^ split[s]] // divisor
             best[s] = best_cost + weight * sizes[s] if weight else best_cost
     return SubsetTrees(best, split, legs, used)
 
