@@ -146,11 +146,19 @@ def call_many(
         first = arrays[0]
         adapter = ADAPTERS[type(first)]
         # by family, not type: nn.Parameter weights meet plain Tensor inputs
-        if len(arrays) == 2:  # get_at and most einsums: no list to build
+        count = len(arrays)
+        if count == 2:  # get_at and most einsums: no list to build
             second = arrays[1]
             if type(second) is not type(first) and ADAPTERS[type(second)] is not adapter:
                 raise KeyError
             shapes: tuple[Any, ...] = (first.shape, second.shape)
+        elif count == 3:  # set_at and add_at
+            second, third = arrays[1], arrays[2]
+            if type(second) is not type(first) and ADAPTERS[type(second)] is not adapter:
+                raise KeyError
+            if type(third) is not type(first) and ADAPTERS[type(third)] is not adapter:
+                raise KeyError
+            shapes = (first.shape, second.shape, third.shape)
         else:
             for x in arrays:
                 if ADAPTERS[type(x)] is not adapter:

@@ -217,7 +217,7 @@ def set_at(x: ArrayT, index: Any, values: Any, pattern: str, /, **lengths: int) 
         array([1., 0., 1.])
     """
     arrays = (x, index, values)
-    return call_many(SET_AT, arrays, pattern, lengths, _dtypes(*arrays), None)  # type: ignore[no-any-return]
+    return call_many(SET_AT, arrays, pattern, lengths, _dtypes(x, index, values), None)  # type: ignore[no-any-return]
 
 
 def add_at(x: ArrayT, index: Any, values: Any, pattern: str, /, **lengths: int) -> ArrayT:
@@ -243,4 +243,4 @@ def add_at(x: ArrayT, index: Any, values: Any, pattern: str, /, **lengths: int) 
         array([0, 2, 0, 1])
     """
     arrays = (x, index, values)
-    return call_many(ADD_AT, arrays, pattern, lengths, _dtypes(*arrays), None)  # type: ignore[no-any-return]
+    return call_many(ADD_AT, arrays, pattern, lengths, _dtypes(x, index, values), None)  # type: ignore[no-any-return]

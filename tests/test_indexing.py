@@ -351,6 +351,20 @@ def test_out_of_range_message_on_numpy() -> None:
             "t",
             0,
         ),
+        (
+            lambda: tops.set_at(np.zeros(4), np.array([0, 4]), 1.0, "[t], p, -> [t]"),
+            "index 4 is out of range for axis t of length 4",
+            "t",
+            0,
+        ),
+        (
+            lambda: tops.add_at(
+                IMAGE, POINTS - np.array([0, 6]), 1.0, "b [h w] c, b p [2], -> b [h w] c"
+            ),
+            "index -6 is out of range for axis w of length 5",
+            "w",
+            0,
+        ),
     ],
 )
 def test_out_of_range(call: Any, reason: str, fragment: str, occurrence: int) -> None:

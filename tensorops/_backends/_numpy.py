@@ -172,7 +172,7 @@ class NumpyBackend:
         return bool(np.issubdtype(dtype, np.integer))
 
     def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
-        positions = _positions(spec)
+        positions = _positions(spec, merge_batch=True)
         if spec.batch is None:
 
             def take(x: Any, index: Any) -> Any:
@@ -187,20 +187,28 @@ class NumpyBackend:
         return gather
 
     def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
-        positions = _positions(spec)
-        rows = back = None
-        if spec.batch is not None:
-            rows = _rows(spec)
-            back = (spec.batch, math.prod(spec.lengths), *rows[1:])
+        # the batch position indexes its own axis: no reshape in and out, and a
+        # shorter index to check than the batch merged in (gathers merge it: take)
+        positions = _positions(spec, merge_batch=False)
+        lead = None if spec.batch is None else np.arange(spec.batch).reshape(spec.batch, 1)
+        lengths, out_of_range = spec.lengths, spec.out_of_range
 
         def scatter(x: Any, index: Any, values: Any) -> Any:
-            out = (x if rows is None else x.reshape(rows)).copy()
-            where = positions(index)
+            out = x.copy()
+            if len(lengths) == 1:  # one coordinate: `positions` inlined, a call less
+                try:
+                    where = np.ravel_multi_index((index,), lengths)
+                except ValueError:
+                    raise _out_of_range((index,), lengths, out_of_range) from None
+            else:
+                where = positions(index)
+            if lead is not None:
+                where = (lead, where)
             if accumulate:
                 np.add.at(out, where, values)
             else:
                 out[where] = values
-            return out if back is None else out.reshape(back)
+            return out
 
         return scatter
 
@@ -273,16 +281,17 @@ def _rows(spec: IndexSpec) -> tuple[int, ...]:
     return (rows,) if spec.channels is None else (rows, spec.channels)
 
 
-def _positions(spec: IndexSpec) -> Callable[[Any], Any]:
+def _positions(spec: IndexSpec, merge_batch: bool) -> Callable[[Any], Any]:
     """The rows an index reads: its coordinates raveled, each checked to be in its range.
 
     ``numpy.ravel_multi_index`` checks every coordinate (a negative one too) and merges
-    them in one call; with a batch axis it merges the batch position first.
+    them in one call; with a batch axis and `merge_batch` it merges the batch
+    position first (rows of the array with its batch and indexed axes merged).
     """
     lengths, k = spec.lengths, len(spec.lengths)
     lead: tuple[Any, ...] = ()
     dims = lengths
-    if spec.batch is not None:
+    if merge_batch and spec.batch is not None:
         lead = (np.arange(spec.batch).reshape(spec.batch, 1),)
         dims = (spec.batch, *lengths)
     out_of_range = spec.out_of_range
@@ -292,10 +301,17 @@ def _positions(spec: IndexSpec) -> Callable[[Any], Any]:
         try:
             return np.ravel_multi_index(lead + coordinates, dims)
         except ValueError:
-            for j, (values, length) in enumerate(zip(coordinates, lengths, strict=True)):
-                bad = (values < 0) | (values >= length)
-                if bad.any():
-                    raise out_of_range(j, values[bad].flat[0].item()) from None
-            raise
+            raise _out_of_range(coordinates, lengths, out_of_range) from None
 
     return positions
+
+
+def _out_of_range(
+    coordinates: tuple[Any, ...], lengths: tuple[int, ...], error: Callable[[int, Any], Exception]
+) -> Exception:
+    """The error for the first coordinate outside its axis (``ravel_multi_index`` found one)."""
+    for j, (values, length) in enumerate(zip(coordinates, lengths, strict=True)):
+        bad = (values < 0) | (values >= length)
+        if bad.any():
+            return error(j, values[bad].flat[0].item())
+    raise AssertionError("ravel_multi_index rejected coordinates that are in range")
