@@ -19,7 +19,15 @@ from tensorops._errors import ArgumentError, unknown_option
 from tensorops._tracing import is_compiling
 from tensorops._types import PLANNERS
 
-__all__ = ["Config", "Settings", "check_memory_limit", "check_strategy", "config"]
+__all__ = [
+    "Config",
+    "Settings",
+    "check_max_time",
+    "check_memory_limit",
+    "check_minimize",
+    "check_strategy",
+    "config",
+]
 
 
 class Settings(NamedTuple):
@@ -81,7 +89,8 @@ def check_memory_limit(memory_limit: Any) -> int | None:
     return memory_limit
 
 
-def _check_max_time(max_time: Any) -> float | None:
+def check_max_time(max_time: Any) -> float | None:
+    """``max_time`` as a float, or None; anything but a positive number is an error."""
     if max_time is None:
         return None
     if isinstance(max_time, bool) or not isinstance(max_time, (int, float)) or max_time <= 0:
@@ -89,7 +98,8 @@ def _check_max_time(max_time: Any) -> float | None:
     return float(max_time)
 
 
-def _check_minimize(minimize: Any) -> str:
+def check_minimize(minimize: Any) -> str:
+    """``minimize`` checked to be one of `MINIMIZE`."""
     if minimize not in MINIMIZE:
         raise unknown_option("minimize", minimize, MINIMIZE)
     return str(minimize)
@@ -98,8 +108,8 @@ def _check_minimize(minimize: Any) -> str:
 _CHECKS: tuple[Callable[[Any], Any], ...] = (
     check_strategy,
     check_memory_limit,
-    _check_max_time,
-    _check_minimize,
+    check_max_time,
+    check_minimize,
 )
 
 

@@ -146,6 +146,17 @@ def test_no_arrays_and_mixed_families() -> None:
     )
 
 
+@pytest.mark.parametrize("max_time", [0, -1.0, True, "1s"])
+def test_max_time_must_be_a_positive_number(max_time: Any) -> None:
+    error = _error("ij,jk", A, np.ones((3, 2)), strategy="hyper", max_time=max_time)
+    assert error.reason == f"max_time must be a positive number of seconds, got {max_time!r}"
+
+
+def test_unknown_objective() -> None:
+    error = _error("ij,jk", A, np.ones((3, 2)), minimize="time")
+    assert error.reason.startswith("unknown minimize 'time'")
+
+
 def test_unsupported_type() -> None:
     error = _error("ij", {"not": "an array"})
     assert isinstance(error, tops.BackendError)

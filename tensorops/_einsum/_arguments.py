@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tensorops._axes import product
-from tensorops._config import MINIMIZE, Settings
+from tensorops._config import Settings, check_max_time, check_minimize
 from tensorops._einsum._notation import plain_input_names
 from tensorops._einsum._paths import PLANNERS
 from tensorops._errors import ArgumentError, TensorOpsError, unknown_option
@@ -58,6 +58,7 @@ OPTIONS = (
     "backend",
     "shapes",
 )
+_OPTION_NAMES = frozenset(OPTIONS)
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 _ORDERS = ("K", "A", "C", "F")
 # opt_einsum's names for its strategies -> the tensorops strategy that does that job
@@ -229,15 +230,17 @@ def read_keywords(
     if not keywords:
         return {}, {}
     axes: frozenset[str] = frozenset()
-    if any(name in equation for name in keywords):  # else no keyword can name an axis
-        # a bad equation: its own error comes when it is planned
-        with contextlib.suppress(TensorOpsError):
-            axes = _input_axes(equation, spaced)
+    for name in keywords:
+        if name in equation:  # else no keyword can name an axis
+            # a bad equation: its own error comes when it is planned
+            with contextlib.suppress(TensorOpsError):
+                axes = _input_axes(equation, spaced)
+            break
     lengths, options = {}, {}
     for name, value in keywords.items():
         if name in axes:
             lengths[name] = value
-        elif name in OPTIONS:
+        elif name in _OPTION_NAMES:
             options[name] = value
         elif type(value) is int:  # meant as a length: the message of every pattern op
             raise ArgumentError(
@@ -375,12 +378,12 @@ def read_options(
     strategy = settings.strategy if strategy is None else _strategy(strategy, "strategy", count)
     if "memory_limit" not in options and memory_limit is None:
         memory_limit = settings.memory_limit
-    max_time = options.get("max_time", settings.max_time)
-    if max_time is not None and (type(max_time) is bool or not isinstance(max_time, (int, float))):
-        raise ArgumentError(f"max_time must be a number of seconds, got {max_time!r}")
-    minimize = options.get("minimize", settings.minimize)
-    if minimize not in MINIMIZE:
-        raise unknown_option("minimize", minimize, MINIMIZE)
+    # the defaults were checked when they were set
+    max_time, minimize = settings.max_time, settings.minimize
+    if "max_time" in options:
+        max_time = check_max_time(options["max_time"])
+    if "minimize" in options:
+        minimize = check_minimize(options["minimize"])
     if memory_limit is not None:
         itemsize = _itemsize(operands) if isinstance(memory_limit, str) else 8
         memory_limit = memory_in_elements(memory_limit, shapes, itemsize)
