@@ -106,7 +106,9 @@ def _bind_plain(equation: str, plain: Plain, shapes: tuple[tuple[int, ...], ...]
         if len(names) != len(shape):
             return None
         for name, size in zip(names, shape):  # noqa: B905
-            if sizes.setdefault(name, size) != size:
+            known = sizes.setdefault(name, size)
+            # `is`: a symbolic length (torch.compile) is not compared with itself
+            if known is not size and known != size:
                 return None
     unchanged = (None,) * len(terms)
     return Bound(equation, plain.spaced, terms, plain.output, None, sizes, terms, unchanged)
