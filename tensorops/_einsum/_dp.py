@@ -121,10 +121,14 @@ class _Component:
 
     def search(self, budget: int | None) -> bool:
         """Finalise subsets until the whole component is; False if over budget."""
-        heap, done, net = [(0, 1 << i, 0) for i in range(len(self.ops))], self.done, self.net
-        members, work = self.members, 0
+        net, done, members, work = self.net, self.done, self.members, 0
+        # (cost, subset, its part holding its lowest operand (0: one operand), its size)
+        heap = [
+            (0, 1 << i, 0, net.size(mask & ~net.dangling[g]))
+            for i, (g, mask) in enumerate(zip(self.ops, self.inputs, strict=True))
+        ]
         while heap:
-            cost, s, left = heapq.heappop(heap)
+            cost, s, left, size = heapq.heappop(heap)
             if s in done:
                 continue
             if left:
@@ -134,7 +138,7 @@ class _Component:
                 i = s.bit_length() - 1
                 dangling = net.dangling[self.ops[i]]
                 legs, neighbours = self.inputs[i] & ~dangling, self.neighbours[i]
-            done[s] = entry = (cost, legs, dangling, neighbours, left, net.size(legs))
+            done[s] = entry = (cost, legs, dangling, neighbours, left, size)
             if s == self.full:
                 return True
             if cost + entry[5] < self.cutoff:  # else any step using s costs too much
@@ -177,7 +181,7 @@ class _Component:
                     found.append(t)
         return found, work
 
-    def expand(self, s: int, entry: _Entry, heap: list[tuple[int, int, int]]) -> int:
+    def expand(self, s: int, entry: _Entry, heap: list[tuple[int, int, int, int]]) -> int:
         """Push the pairs of ``s`` with final disjoint neighbours; return the work done."""
         net, done, pushed, legs_of = self.net, self.done, self.pushed, self.legs_of
         size, cache, weight = net.size, net.size_cache, net.write_weight
@@ -195,8 +199,9 @@ class _Component:
                 result = legs_of.get(u) or self.legs(u, legs1, legs2)
                 flops = net.pair_cost(legs1 | d1, d1, legs2 | d2, d2, result)[0]
                 total, used = cost + c2 + flops, 0
+                result_size = cache.get(result) or size(result)
                 if weight:
-                    total += weight * size(result)
+                    total += weight * result_size
             else:
                 # inlined pair cost: hot loop, see benchmarks/einsum_planning.py
                 used = sz1 * sz2 // (cache.get(legs1 & legs2) or size(legs1 & legs2))
@@ -208,18 +213,19 @@ class _Component:
                     total += used
                     gone = (legs1 | legs2) ^ result
                     used //= cache.get(gone) or size(gone)
-                if weight:  # used is now the result's size
+                result_size = used  # now the result's size
+                if weight:
                     total += weight * used
             if total >= best:
                 continue
             if u == self.full:
                 if whole or limit is None or net.fits(result):
                     pushed[u] = self.cutoff = total
-                    heapq.heappush(heap, (total, u, s))
+                    heapq.heappush(heap, (total, u, s, result_size))
             # a step that later uses u costs at least u's size
             elif total + used < self.cutoff and (limit is None or net.fits(result)):
                 pushed[u] = total
-                heapq.heappush(heap, (total, u, s))
+                heapq.heappush(heap, (total, u, s, result_size))
         return work
 
     def legs(self, u: int, legs1: int, legs2: int) -> int:
