@@ -198,8 +198,8 @@ class NumpyBackend:
             if len(lengths) == 1:  # one coordinate: `positions` inlined, a call less
                 try:
                     where = np.ravel_multi_index((index,), lengths)
-                except ValueError:
-                    raise _out_of_range((index,), lengths, out_of_range) from None
+                except ValueError as error:
+                    raise _out_of_range((index,), lengths, out_of_range) or error from None
             else:
                 where = positions(index)
             if lead is not None:
@@ -300,18 +300,18 @@ def _positions(spec: IndexSpec, merge_batch: bool) -> Callable[[Any], Any]:
         coordinates = (index,) if k == 1 else tuple(index[..., j] for j in range(k))
         try:
             return np.ravel_multi_index(lead + coordinates, dims)
-        except ValueError:
-            raise _out_of_range(coordinates, lengths, out_of_range) from None
+        except ValueError as error:
+            raise _out_of_range(coordinates, lengths, out_of_range) or error from None
 
     return positions
 
 
 def _out_of_range(
     coordinates: tuple[Any, ...], lengths: tuple[int, ...], error: Callable[[int, Any], Exception]
-) -> Exception:
-    """The error for the first coordinate outside its axis (``ravel_multi_index`` found one)."""
+) -> Exception | None:
+    """The error for the first coordinate outside its axis; None if all are inside."""
     for j, (values, length) in enumerate(zip(coordinates, lengths, strict=True)):
         bad = (values < 0) | (values >= length)
         if bad.any():
             return error(j, values[bad].flat[0].item())
-    raise AssertionError("ravel_multi_index rejected coordinates that are in range")
+    return None
