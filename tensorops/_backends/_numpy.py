@@ -191,17 +191,10 @@ class NumpyBackend:
         # shorter index to check than the batch merged in (gathers merge it: take)
         positions = _positions(spec, merge_batch=False)
         lead = None if spec.batch is None else np.arange(spec.batch).reshape(spec.batch, 1)
-        lengths, out_of_range = spec.lengths, spec.out_of_range
 
         def scatter(x: Any, index: Any, values: Any) -> Any:
             out = x.copy()
-            if len(lengths) == 1:  # one coordinate: `positions` inlined, a call less
-                try:
-                    where = np.ravel_multi_index((index,), lengths)
-                except ValueError as error:
-                    raise _out_of_range((index,), lengths, out_of_range) or error from None
-            else:
-                where = positions(index)
+            where = positions(index)
             if lead is not None:
                 where = (lead, where)
             if accumulate:
