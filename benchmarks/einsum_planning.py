@@ -93,6 +93,7 @@ def _cost(network: Network, path: Any) -> int:
 
 
 _renamings = itertools.count()
+_BATCH = 64  # renamed equations made at a time, before they are timed
 
 
 def _best_cold(network: Network, shapes: Any, strategy: str, budget: float) -> float:
@@ -114,9 +115,6 @@ def _best_cold(network: Network, shapes: Any, strategy: str, budget: float) -> f
             if elapsed > budget or (runs >= 3 and spent >= budget):
                 return best
     return best
-
-
-_BATCH = 64
 
 
 def _strategies(n: int) -> list[str]:
