@@ -69,7 +69,12 @@ class EinsumPlan(NamedTuple):
     @property
     def inputs(self) -> tuple[tuple[str, ...], ...]:
         """Per operand its distinct elementary axes (what the path contracts)."""
-        return tuple(tuple(dict.fromkeys(axes)) for axes in self.bound.axes)
+        return _distinct(self.bound.axes)
+
+
+def _distinct(axes: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+    """Each operand's axes with a repeated one (a diagonal) kept once, in order."""
+    return tuple(tuple(dict.fromkeys(term)) for term in axes)
 
 
 def _find(
@@ -102,7 +107,7 @@ def _find(
         except ValueError as error:
             raise ArgumentError(f"cannot plan the contraction: {error}") from None
         return planned.path, planned.sliced_axes, strategy
-    inputs = tuple(tuple(dict.fromkeys(axes)) for axes in inputs)
+    inputs = _distinct(inputs)  # the planners above take repeated axes; the checks not
     try:
         contraction_steps(inputs, output, sizes, strategy)
     except (ValueError, TypeError) as error:
