@@ -47,15 +47,18 @@ class ContractionTree:
     Args:
         net: The network.
         split: For each internal node (a set of operands), one of its two parts.
+        call_work: Work units counted for each subset search on top of its splits
+            (`reconfigure_work`): its set-up, which dominates searches of few parts.
 
     Attributes:
         net: The network.
         split: The tree; its root is the set of all operands.
+        work: Work units spent by the subset searches so far.
     """
 
-    def __init__(self, net: BitNetwork, split: dict[int, int]) -> None:
-        self.net, self.split = net, split
-        self.work = 0  # splits tried by the subset searches so far (reconfigure_work)
+    def __init__(self, net: BitNetwork, split: dict[int, int], call_work: int = 0) -> None:
+        self.net, self.split, self.call_work = net, split, call_work
+        self.work = 0
         self.full = (1 << len(net.inputs)) - 1
         self.holders = net.holders(range(len(net.inputs)))
         self.legs_of: dict[int, int] = {1 << i: mask for i, mask in enumerate(net.inputs)}
@@ -67,7 +70,7 @@ class ContractionTree:
             self.legs(s, split[s])
 
     @classmethod
-    def from_path(cls, net: BitNetwork) -> ContractionTree | None:
+    def from_path(cls, net: BitNetwork, call_work: int = 0) -> ContractionTree | None:
         """Read the tree of the path planned in ``net``; None if a step joins more than two."""
         sets = [1 << i for i in range(len(net.inputs))]
         split: dict[int, int] = {}
@@ -80,7 +83,7 @@ class ContractionTree:
             a, b = sets[step[0]], sets[step[1]]
             split[a | b] = a
             sets.append(a | b)
-        return cls(net, split)
+        return cls(net, split, call_work)
 
     def legs(self, s: int, a: int) -> int:
         """Return (and remember) the axes of node ``s``, made of part ``a`` and the rest."""
@@ -160,7 +163,7 @@ class ContractionTree:
         if len(parts) < 3 or key in self.tried:
             return False
         self.tried.add(key)
-        self.work += reconfigure_work(len(parts))
+        self.work += self.call_work + reconfigure_work(len(parts))
         current = sum(self.step_cost(p) for p in above)
         net, legs_of = self.net, self.legs_of
         legs = [legs_of[p] for p in parts]
