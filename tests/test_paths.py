@@ -662,3 +662,64 @@ def test_greedy_multiplies_results_with_their_twins_as_the_reference_does(
         return
     plan_greedy(net)
     assert net.ssa == _rescoring_greedy(inputs, output, sizes)
+
+
+def _assert_counted(
+    net: BitNetwork, total: int | None, inputs: Inputs, output: tuple[str, ...]
+) -> None:
+    """Greedy's own count is `BitNetwork.cost`, and it counts on linked plain networks."""
+    if total is not None:
+        assert total == net.cost()
+    common = set.intersection(*(set(t) for t in inputs)) - set(output)
+    countable = (
+        not any(net.dangling)
+        and not common
+        and len(set(net.inputs)) == len(net.inputs)
+        and _connected(inputs, output)
+    )
+    if countable:
+        assert total is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(2, 30),
+    st.integers(0, 10**6),
+    st.integers(0, 2),
+    st.sampled_from([0, 1]),
+    st.sampled_from([0, COMBO_WRITE_WEIGHT]),
+)
+def test_greedy_counts_the_cost_of_its_path(
+    n: int, seed: int, n_out: int, weight: int, write_weight: int
+) -> None:
+    eq, _, raw = rand_equation(
+        n, 3, n_out=n_out, d_min=1, d_max=6, seed=seed, return_size_dict=True
+    )
+    inputs, output = parse(eq)
+    if seed % 3 == 0:  # a batch axis on every operand, summed or kept
+        inputs = [(*term, "batch") for term in inputs]
+        output = (*output, "batch") if seed % 2 else output
+    sizes = {a: int(s) for a, s in raw.items()} | {"batch": 3}
+    net = BitNetwork(inputs, output, sizes, write_weight=write_weight)
+    _assert_counted(net, plan_greedy(net, weight), inputs, output)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sets(st.sampled_from("abcdef"), min_size=1, max_size=3), min_size=2, max_size=14),
+    st.sets(st.sampled_from("abcdef"), max_size=2),
+    st.lists(st.integers(1, 6), min_size=6, max_size=6),
+    st.booleans(),
+)
+def test_greedy_counts_the_cost_with_twins_repeats_and_a_scorer(
+    terms: list[set[str]], extra: set[str], lengths: list[int], scored: bool
+) -> None:
+    """Few axes: twins, repeated operands and axes on every operand are common."""
+    inputs = [tuple(sorted(term)) for term in terms]
+    used = {a for term in terms for a in term}
+    output = tuple(sorted(extra & used))
+    net = BitNetwork(inputs, output, dict(zip("abcdef", lengths, strict=True)))
+    total = plan_greedy(
+        net, scorer=(lambda size, operands: size - 2 * operands) if scored else None
+    )
+    _assert_counted(net, total, inputs, output)

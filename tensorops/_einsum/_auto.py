@@ -28,7 +28,7 @@ import time
 
 from tensorops._einsum._bitnet import BitNetwork
 from tensorops._einsum._dp import improve_by_dp, plan_optimal
-from tensorops._einsum._greedy import plan_greedy
+from tensorops._einsum._greedy import greedy_cost, plan_greedy
 from tensorops._einsum._hyper import Effort, greedy_work, search
 from tensorops._einsum._reconfigure import ContractionTree, reconfigure_work
 
@@ -112,10 +112,13 @@ def plan_auto(net: BitNetwork) -> None:
     if n <= _AUTO_OPTIMAL_MAX:
         plan_optimal(net)
         return
-    plan_greedy(net)
-    if n <= _AUTO_DP_FIRST[0] and improve_by_dp(net, _AUTO_DP_FIRST[1]):
-        return
-    cost = net.cost()
+    if n <= _AUTO_DP_FIRST[0]:
+        plan_greedy(net)
+        if improve_by_dp(net, _AUTO_DP_FIRST[1]):
+            return
+        cost = net.cost()
+    else:
+        cost = greedy_cost(net)
     work = min(cost // _AUTO_FLOPS_PER_WORK, _AUTO_MAX_WORK)
     if n > _AUTO_RECONFIGURE_MAX and net.limit is None and work >= greedy_work(n):
         search(net, Effort(work))
@@ -142,8 +145,7 @@ def plan_hyper(net: BitNetwork, max_time: float | None = None) -> None:
         plan_optimal(net)
         return
     if n <= _AUTO_RECONFIGURE_MAX or net.limit is not None:
-        plan_greedy(net)
-        _improve_trees(net, net.cost(), None)
+        _improve_trees(net, greedy_cost(net), None)
         if n <= _AUTO_DP_MAX:
             improve_by_dp(net, _HYPER_DP_PAIRS)
         return

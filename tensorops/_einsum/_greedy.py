@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 
 from tensorops._einsum._bitnet import BitNetwork, bits_of
 
-__all__ = ["Scorer", "plan_greedy"]
+__all__ = ["Scorer", "greedy_cost", "plan_greedy"]
 
 Scorer = Callable[[int, int], int]
 """Scores a pair from the size of its result and the summed sizes of its operands
@@ -43,7 +43,7 @@ _Candidate = tuple[int, int, int]  # score, the larger SSA id, the smaller one
 SMALL = 10
 
 
-def plan_greedy(net: BitNetwork, weight: int = 1, scorer: Scorer | None = None) -> None:
+def plan_greedy(net: BitNetwork, weight: int = 1, scorer: Scorer | None = None) -> int | None:
     """Plan with opt_einsum's greedy heuristic, on bitsets.
 
     Args:
@@ -51,25 +51,41 @@ def plan_greedy(net: BitNetwork, weight: int = 1, scorer: Scorer | None = None) 
         weight: Weight of the operands' sizes in the score, ``size(ab) - weight *
             (size(a) + size(b))``; 0 contracts the pair with the smallest result.
         scorer: Scores each pair instead (None: the deterministic heuristic).
+
+    Returns:
+        The path's cost, `BitNetwork.cost`, counted as it is planned; None where
+        counting would not be exact (see `greedy_cost`).
     """
     common = -1
     for mask in net.inputs:
         common &= mask
     # an axis on every operand can only go in the last step; treating it as an
-    # output axis avoids pairing every operand with every other over it
+    # output axis avoids pairing every operand with every other over it. The last
+    # step's result then keeps it, so its cost would be counted wrong
     out = net.output | common
-    if (
-        len(net.inputs) <= SMALL
-        and scorer is None
-        and net.limit is None
-        and len(set(net.inputs)) == len(net.inputs)
-    ):
-        _plan_small(net, out, weight)
-        return
+    counted = not common & ~net.output and not any(net.dangling)
+    distinct = len(set(net.inputs)) == len(net.inputs)
+    if len(net.inputs) <= SMALL and scorer is None and net.limit is None and distinct:
+        total = _plan_small(net, out, weight)
+        return total if counted else None
     run = _Greedy(net, out, weight, scorer)
     run.contract_all(run.first_candidates())
     if len(run.alive) > 1:
         net.join(sorted(run.alive.items()))
+        return None
+    return run.total if counted and distinct else None
+
+
+def greedy_cost(net: BitNetwork, weight: int = 1) -> int:
+    """Plan with `plan_greedy` and return the path's cost.
+
+    The cost is counted while planning, which takes a fraction of the time of
+    `BitNetwork.cost`, unless the network has dangling axes, repeated operands,
+    a step that joins more than two (under a memory limit), or an axis on every
+    operand that the output lacks.
+    """
+    total = plan_greedy(net, weight)
+    return net.cost() if total is None else total
 
 
 class _Greedy:
@@ -79,6 +95,7 @@ class _Greedy:
         self.net, self.out, self.summed = net, out, ~out
         self.weight, self.scorer = weight, scorer
         self.plain = not any(net.dangling)
+        self.total = 0  # the cost of the steps so far (`BitNetwork.cost`'s count)
         if len(set(net.inputs)) == len(net.inputs):
             self.alive = dict(enumerate(net.inputs))  # ssa id -> axes
             self.by_mask = {ua: a for a, ua in self.alive.items()}  # axes -> ssa id
@@ -184,7 +201,7 @@ class _Greedy:
         neighbours, net, limit, plain = self.neighbours, self.net, self.net.limit, self.plain
         out, summed, on_two, on_three = self.out, self.summed, self.on_two, self.on_three
         cache, size, ssa, n = net.size_cache, net.size, net.ssa, len(net.inputs)
-        weight, scorer = self.weight, self.scorer
+        weight, scorer, writes, total = self.weight, self.scorer, net.write_weight, 0
         while heap:
             _, b, a = heapq.heappop(heap)  # a < b
             if a not in alive or b not in alive:
@@ -201,7 +218,8 @@ class _Greedy:
                 ua, ub = alive.pop(a), alive.pop(b)
                 by_mask.pop(ua, None)
                 by_mask.pop(ub, None)
-                union, shared = ua | ub, ua & ub & summed
+                union, both = ua | ub, ua & ub
+                shared = both & summed
                 result = (union & out) | ((ua ^ ub) & on_two) | (shared & on_three)
                 # only shared axes change their count, which drops by one
                 on_two &= ~(shared & ~on_three)
@@ -213,12 +231,15 @@ class _Greedy:
                     count[bit] = left
                     if left == 2:
                         on_three ^= bit
+                # inlined pair cost: hot loop, see benchmarks/einsum_planning.py
+                flops = sizes[a] * sizes[b] // (cache.get(both) or size(both))
+                total += flops * 2 if union != result else flops
                 result_size = cache.get(result)
                 if result_size is None:
-                    shared, gone = ua & ub, union & ~result
-                    # inlined pair cost: hot loop, see benchmarks/einsum_planning.py
-                    divisor = (cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone))
-                    result_size = cache[result] = sizes[a] * sizes[b] // divisor
+                    gone = union & ~result
+                    result_size = cache[result] = flops // (cache.get(gone) or size(gone))
+                if writes:
+                    total += writes * result_size
                 if plain:
                     ssa.append((a, b))
                     ident = n + len(ssa) - 1
@@ -257,6 +278,7 @@ class _Greedy:
                     if best_b < 0 or score < best or (score == best and b < best_b):
                         best, best_b = score, b
                 heapq.heappush(heap, (best, ident, best_b))
+        self.total = total
 
 
 def _holders(alive: dict[int, int], summed: int) -> dict[int, list[int]]:
@@ -322,16 +344,20 @@ def _merge_equal(net: BitNetwork, out: int) -> tuple[dict[int, int], dict[int, i
     return alive, by_mask
 
 
-def _plan_small(net: BitNetwork, out: int, weight: int) -> None:
+def _plan_small(net: BitNetwork, out: int, weight: int) -> int | None:
     """Plan a few distinct operands by scoring every linked pair at each step.
 
     Up to `SMALL` operands, rescoring all pairs costs less than the set-up of
     the candidate heap, and every score is current. The choice is the heap's:
     the lowest ``(score, larger id, smaller id)``; a result with the axes of an
     alive operand is multiplied with it at once; unlinked operands are joined last.
+
+    Returns:
+        The path's cost as `plan_greedy` counts it; None if unlinked operands
+        were joined last.
     """
     summed, n, plain = ~out, len(net.inputs), not any(net.dangling)
-    cache, size, ssa = net.size_cache, net.size, net.ssa
+    cache, size, ssa, writes, total = net.size_cache, net.size, net.ssa, net.write_weight, 0
     ids = list(range(n))  # alive ssa ids, increasing; positions are the linear path's
     masks = list(net.inputs)
     sizes = [cache[mask] for mask in masks]  # the network has every input's size
@@ -371,6 +397,11 @@ def _plan_small(net: BitNetwork, out: int, weight: int) -> None:
             if j == 0:
                 break
             ua, ub = masks[i], masks[j]
+        both = ua & ub
+        flops = sizes[i] * sizes[j] // (cache.get(both) or size(both))
+        total += flops * 2 if ua | ub != result else flops
+        if writes:
+            total += writes * result_size
         if plain:
             ssa.append((ids[i], ids[j]))
             ident = n + len(ssa) - 1
@@ -384,5 +415,13 @@ def _plan_small(net: BitNetwork, out: int, weight: int) -> None:
         alive -= 1
     if alive == 2 and plain:  # the last step, whatever it scores
         ssa.append((ids[0], ids[1]))
+        ua, ub = masks
+        both, result = ua & ub, (ua | ub) & net.output
+        flops = sizes[0] * sizes[1] // (cache.get(both) or size(both))
+        total += flops * 2 if ua | ub != result else flops
+        if writes:
+            total += writes * (cache.get(result) or size(result))
     elif alive > 1:
         net.join(list(zip(ids, masks, strict=True)))
+        return None
+    return total

@@ -139,11 +139,11 @@ def _starts(
         net.ssa = []
         draws = rng.draws
         if number == 0:
-            plan_greedy(net, weight=0)
+            total = plan_greedy(net, weight=0)
         else:
-            plan_greedy(net, scorer=_sample_scorer(rng))
+            total = plan_greedy(net, scorer=_sample_scorer(rng))
         share.spent += greedy_work(n) + rng.draws - draws
-        found.setdefault(tuple(net.ssa), net.cost())
+        found.setdefault(tuple(net.ssa), net.cost() if total is None else total)
     effort.spent += share.spent
     ranked = sorted(found.items(), key=lambda item: (item[1], item[0]))
     return [(cost, list(ssa)) for ssa, cost in ranked]

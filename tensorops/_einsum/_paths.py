@@ -62,7 +62,7 @@ COMBO_WRITE_WEIGHT = 64
 """FLOPs that writing one element of an intermediate is worth under ``minimize="combo"``."""
 
 Path = list[tuple[int, ...]]
-Planner = Callable[[BitNetwork], None]
+Planner = Callable[[BitNetwork], object]
 
 
 class PlannedPath(NamedTuple):
