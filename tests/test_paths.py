@@ -31,7 +31,7 @@ from tensorops._einsum._cost import (  # noqa: E402
     total_flops,
     total_writes,
 )
-from tensorops._einsum._dp import optimal_three, plan_subsets  # noqa: E402
+from tensorops._einsum._dp import _dp_search, optimal_three, plan_subsets  # noqa: E402
 from tensorops._einsum._greedy import plan_greedy  # noqa: E402
 from tensorops._einsum._paths import (  # noqa: E402
     COMBO_WRITE_WEIGHT,
@@ -723,3 +723,51 @@ def test_greedy_counts_the_cost_with_twins_repeats_and_a_scorer(
         net, scorer=(lambda size, operands: size - 2 * operands) if scored else None
     )
     _assert_counted(net, total, inputs, output)
+
+
+def _two_networks(n: int, seed: int) -> Network:
+    """Two random networks side by side, sharing no axis: two components."""
+    first, second = random_network(n, seed), random_network(n, seed + 1)
+    renamed = [tuple(f"{axis}'" for axis in term) for term in second[0]]
+    sizes = first[2] | {f"{axis}'": size for axis, size in second[2].items()}
+    output = (*first[1], *(f"{axis}'" for axis in second[1]))
+    return [*first[0], *renamed], output, sizes
+
+
+@pytest.mark.parametrize("write_weight", [0, COMBO_WRITE_WEIGHT])
+@pytest.mark.parametrize("limit", [None, 2_000])
+def test_dp_returns_the_cost_of_its_path(write_weight: int, limit: int | None) -> None:
+    networks = [random_network(n, 700 + n) for n in (6, 9, 12)]
+    networks += [with_dangling(8, 3), with_dangling(10, 4), _two_networks(5, 11)]
+    for network in networks:
+        net = BitNetwork(*network, limit, write_weight)
+        assert _dp_search(net) == net.cost()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sets(st.sampled_from("abcdefghij"), max_size=3), min_size=1, max_size=12),
+    st.sets(st.sampled_from("abcdefghij"), max_size=3),
+)
+def test_components_are_the_operands_linked_by_summed_axes(
+    terms: list[set[str]], output: set[str]
+) -> None:
+    inputs = [tuple(sorted(term)) for term in terms]
+    used = {a for term in terms for a in term}
+    net = BitNetwork(inputs, tuple(sorted(output & used)), dict.fromkeys(used, 2))
+    # reference: repeatedly merge groups that share a summed axis
+    groups = [({i}, terms[i] - output) for i in range(len(terms))]
+    merged = True
+    while merged:
+        merged = False
+        for x in range(len(groups)):
+            for y in range(x + 1, len(groups)):
+                if groups[x][1] & groups[y][1]:
+                    groups[x] = (groups[x][0] | groups[y][0], groups[x][1] | groups[y][1])
+                    del groups[y]
+                    merged = True
+                    break
+            if merged:
+                break
+    expected = sorted(sorted(members) for members, _ in groups)
+    assert net.components() == expected

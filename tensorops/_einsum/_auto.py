@@ -112,13 +112,9 @@ def plan_auto(net: BitNetwork) -> None:
     if n <= _AUTO_OPTIMAL_MAX:
         plan_optimal(net)
         return
-    if n <= _AUTO_DP_FIRST[0]:
-        plan_greedy(net)
-        if improve_by_dp(net, _AUTO_DP_FIRST[1]):
-            return
-        cost = net.cost()
-    else:
-        cost = greedy_cost(net)
+    cost = greedy_cost(net)
+    if n <= _AUTO_DP_FIRST[0] and improve_by_dp(net, _AUTO_DP_FIRST[1], cost):
+        return
     work = min(cost // _AUTO_FLOPS_PER_WORK, _AUTO_MAX_WORK)
     if n > _AUTO_RECONFIGURE_MAX and net.limit is None and work >= greedy_work(n):
         search(net, Effort(work))
@@ -127,7 +123,7 @@ def plan_auto(net: BitNetwork) -> None:
         cost = _improve_trees(net, cost, work)
     budget = min(cost // _AUTO_FLOPS_PER_PAIR, _AUTO_MAX_PAIRS)
     if n <= _AUTO_DP_MAX and budget >= _AUTO_MIN_PAIRS:
-        improve_by_dp(net, budget)
+        improve_by_dp(net, budget, cost)
 
 
 def plan_hyper(net: BitNetwork, max_time: float | None = None) -> None:
@@ -145,9 +141,9 @@ def plan_hyper(net: BitNetwork, max_time: float | None = None) -> None:
         plan_optimal(net)
         return
     if n <= _AUTO_RECONFIGURE_MAX or net.limit is not None:
-        _improve_trees(net, greedy_cost(net), None)
+        cost = _improve_trees(net, greedy_cost(net), None)
         if n <= _AUTO_DP_MAX:
-            improve_by_dp(net, _HYPER_DP_PAIRS)
+            improve_by_dp(net, _HYPER_DP_PAIRS, cost)
         return
     if max_time is None:
         effort = Effort(HYPER_DEFAULT_WORK)

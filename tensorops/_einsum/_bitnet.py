@@ -301,23 +301,24 @@ class BitNetwork:
 
     def components(self) -> list[list[int]]:
         """Group operands that are linked by summed axes, ordered by first operand."""
-        parent = list(range(len(self.inputs)))
-
-        def root(i: int) -> int:
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
-
-        owner: dict[int, int] = {}
-        for i, mask in enumerate(self.inputs):
-            for low in bits_of(mask & ~self.output):
-                ri, rj = root(i), root(owner.setdefault(low, i))
-                parent[max(ri, rj)] = min(ri, rj)
-        groups: dict[int, list[int]] = {}
-        for i in range(len(parent)):
-            groups.setdefault(root(i), []).append(i)
-        return list(groups.values())
+        summed, inputs = ~self.output, self.inputs
+        groups: list[list[int]] = []
+        left = list(range(len(inputs)))
+        while left:
+            group, axes, pending, grew = [left[0]], inputs[left[0]] & summed, left[1:], True
+            while grew:  # sweep the operands left until none joins the group
+                grew, rest = False, []
+                for i in pending:
+                    if inputs[i] & axes:
+                        group.append(i)
+                        axes |= inputs[i] & summed
+                        grew = True
+                    else:
+                        rest.append(i)
+                pending = rest
+            groups.append(sorted(group))
+            left = pending
+        return groups
 
     def results(self) -> list[int]:
         """Return the axes of every operand and step result of the (complete) path, by SSA id."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 
 from tensorops._einsum._bitnet import BitNetwork, bits_of
-from tensorops._einsum._greedy import plan_greedy
+from tensorops._einsum._greedy import greedy_cost
 from tensorops._einsum._subsets import INF, cover, optimize_subsets
 
 __all__ = [
@@ -251,26 +251,31 @@ class _Component:
         return roots
 
 
-def _dp_search(net: BitNetwork, bound: int = INF, budget: int | None = None) -> bool:
+def _dp_search(net: BitNetwork, bound: int = INF, budget: int | None = None) -> int | None:
     """Plan each connected component by dynamic programming, then join them.
 
     Returns:
-        False, with a partial plan, if ``bound`` or ``budget`` stopped the search.
+        The cost of the path; None, with a partial plan, if ``bound`` or
+        ``budget`` stopped the search.
     """
     roots: list[tuple[int, int]] = []
+    costs = 0
     for ops in net.components():
         if len(ops) == 1:
             roots.append((ops[0], net.inputs[ops[0]]))
             continue
         component = _Component(net, ops, bound)
         if not component.search(budget) and (component.over_budget or bound < INF):
-            return False
+            return None
         roots.extend(component.roots())
+        costs = component.done[component.full][0] if component.full in component.done else -1
+    if len(roots) == 1 and costs >= 0:  # one component, planned whole: its cost is known
+        return costs
     net.join(roots)
-    return True
+    return net.cost()
 
 
-def improve_by_dp(net: BitNetwork, budget: int | None = None) -> bool:
+def improve_by_dp(net: BitNetwork, budget: int | None = None, cost: int | None = None) -> bool:
     """Replace the path planned in ``net`` by dynamic programming's, if that is no costlier.
 
     The planned path's cost bounds the search, so a good path makes it faster.
@@ -278,14 +283,16 @@ def improve_by_dp(net: BitNetwork, budget: int | None = None) -> bool:
     Args:
         net: The network, with a complete path.
         budget: Keep the path if the search needs more candidate pairs than this.
+        cost: The planned path's cost, if known (else `BitNetwork.cost` counts it).
 
     Returns:
         Whether the path was replaced.
     """
-    bound, path = net.cost(), net.ssa
+    bound, path = net.cost() if cost is None else cost, net.ssa
     net.ssa = []
+    found = _dp_search(net, bound, budget)
     # components are bounded one by one, so check the whole
-    if _dp_search(net, bound, budget) and net.cost() <= bound:
+    if found is not None and found <= bound:
         return True
     net.ssa = path
     return False
@@ -307,5 +314,4 @@ def plan_dp(net: BitNetwork, budget: int | None = None) -> None:
     if len(net.inputs) <= _DP_EXHAUSTIVE_MAX:
         plan_optimal(net)
         return
-    plan_greedy(net)
-    improve_by_dp(net, budget)
+    improve_by_dp(net, budget, greedy_cost(net))
