@@ -259,7 +259,7 @@ def _dp_search(net: BitNetwork, bound: int = INF, budget: int | None = None) -> 
         ``budget`` stopped the search.
     """
     roots: list[tuple[int, int]] = []
-    costs = 0
+    whole: int | None = None  # the cost of the last component, if planned whole
     for ops in net.components():
         if len(ops) == 1:
             roots.append((ops[0], net.inputs[ops[0]]))
@@ -268,9 +268,10 @@ def _dp_search(net: BitNetwork, bound: int = INF, budget: int | None = None) -> 
         if not component.search(budget) and (component.over_budget or bound < INF):
             return None
         roots.extend(component.roots())
-        costs = component.done[component.full][0] if component.full in component.done else -1
-    if len(roots) == 1 and costs >= 0:  # one component, planned whole: its cost is known
-        return costs
+        entry = component.done.get(component.full)
+        whole = None if entry is None else entry[0]
+    if len(roots) == 1 and whole is not None:  # one component, planned whole
+        return whole
     net.join(roots)
     return net.cost()
 
