@@ -362,14 +362,19 @@ def _plan_small(net: BitNetwork, out: int, weight: int) -> int | None:
     masks = list(net.inputs)
     sizes = [cache[mask] for mask in masks]  # the network has every input's size
     alive, twin = n, -1  # twin: the position of an operand with the last result's axes
-    while alive > 2 or (alive == 2 and not plain):
+    while alive > 1:
         once = twice = thrice = 0
         for mask in masks:
             thrice |= twice & mask
             twice |= once & mask
             once |= mask
         on_two, on_three = twice & summed, thrice & summed
-        if twin >= 0:
+        if alive == 2 and plain:  # the last step, whatever it scores
+            i, j = 0, 1
+            ua, ub = masks
+            result = (ua | ub) & net.output
+            result_size = cache.get(result) or size(result)
+        elif twin >= 0:
             i, j = twin, alive - 1
             ua = ub = masks[j]
             result = (ua & out) | (ua & on_three)
@@ -394,8 +399,9 @@ def _plan_small(net: BitNetwork, out: int, weight: int) -> int | None:
                     # ties: the larger id, then the smaller, lowest (ids increase)
                     if j == 0 or score < best or (score == best and (k, h) < (j, i)):
                         best, i, j, result, result_size = score, h, k, kept, kept_size
-            if j == 0:
-                break
+            if j == 0:  # no linked pair is left: join the rest
+                net.join(list(zip(ids, masks, strict=True)))
+                return None
             ua, ub = masks[i], masks[j]
         both = ua & ub
         flops = sizes[i] * sizes[j] // (cache.get(both) or size(both))
@@ -413,15 +419,4 @@ def _plan_small(net: BitNetwork, out: int, weight: int) -> int | None:
         masks.append(result)
         sizes.append(result_size)
         alive -= 1
-    if alive == 2 and plain:  # the last step, whatever it scores
-        ssa.append((ids[0], ids[1]))
-        ua, ub = masks
-        both, result = ua & ub, (ua | ub) & net.output
-        flops = sizes[0] * sizes[1] // (cache.get(both) or size(both))
-        total += flops * 2 if ua | ub != result else flops
-        if writes:
-            total += writes * (cache.get(result) or size(result))
-    elif alive > 1:
-        net.join(list(zip(ids, masks, strict=True)))
-        return None
     return total
