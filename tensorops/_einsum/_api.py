@@ -277,11 +277,12 @@ def _path_shapes(operands: tuple[Any, ...], shapes: Any) -> tuple[tuple[int, ...
     """`_path_shape` of every operand; shape tuples alone are checked in one pass."""
     for operand in operands:
         if type(operand) is not tuple:
-            return tuple([_path_shape(x, shapes) for x in operands])
-    lengths = list(chain.from_iterable(operands))
-    # min's default= would cost more than the whole check
-    if _INT.issuperset(map(type, lengths)) and (not lengths or min(lengths) >= 0):
-        return operands
+            break
+    else:
+        lengths = list(chain.from_iterable(operands))
+        # min's default= would cost more than the whole check
+        if _INT.issuperset(map(type, lengths)) and (not lengths or min(lengths) >= 0):
+            return operands
     return tuple([_path_shape(x, shapes) for x in operands])  # says which is not a shape
 
 
