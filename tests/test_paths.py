@@ -755,19 +755,10 @@ def test_components_are_the_operands_linked_by_summed_axes(
     inputs = [tuple(sorted(term)) for term in terms]
     used = {a for term in terms for a in term}
     net = BitNetwork(inputs, tuple(sorted(output & used)), dict.fromkeys(used, 2))
-    # reference: repeatedly merge groups that share a summed axis
-    groups = [({i}, terms[i] - output) for i in range(len(terms))]
-    merged = True
-    while merged:
-        merged = False
-        for x in range(len(groups)):
-            for y in range(x + 1, len(groups)):
-                if groups[x][1] & groups[y][1]:
-                    groups[x] = (groups[x][0] | groups[y][0], groups[x][1] | groups[y][1])
-                    del groups[y]
-                    merged = True
-                    break
-            if merged:
-                break
-    expected = sorted(sorted(members) for members, _ in groups)
+    # reference: each operand joins, and merges, the groups it shares a summed axis with
+    groups: list[set[int]] = []
+    for i, term in enumerate(terms):
+        linked = [g for g in groups if any(terms[j] & term - output for j in g)]
+        groups = [g for g in groups if g not in linked] + [{i}.union(*linked)]
+    expected = sorted(sorted(members) for members in groups)
     assert net.components() == expected
