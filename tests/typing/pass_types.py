@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from typing import assert_type
+
 import numpy as np
 import torch
-from typing_extensions import assert_type
 
 import tensorops as tops
 
