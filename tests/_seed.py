@@ -64,14 +64,15 @@ def rng(*key: object) -> np.random.Generator:
 
 
 def tolerance(dtype: Any, terms: int = 1, scale: float = 1.0) -> dict[str, float]:
-    """``rtol``/``atol`` for comparing a result whose entries sum ``terms`` products.
+    """``rtol``/``atol`` for comparing sums of ``terms`` products each about ``scale`` in size.
 
     Two correct implementations that add in different orders (pairwise, blocked BLAS,
-    a fused reduction) differ by rounding that grows like ``sqrt(terms)`` units of
-    ``eps`` for random data (the worst case, ``terms * eps``, needs adversarial
-    inputs); the factor 8 covers the spread of that random walk. ``atol`` is ``rtol``
-    times ``scale``, the size of one term's magnitude, so sums that cancel to near zero
-    still compare. Integer and boolean dtypes compare exactly.
+    a fused reduction) differ by rounding. For terms of random sign the sum is about
+    ``scale * sqrt(terms)`` and the difference about ``eps * scale * terms``, a relative
+    ``eps * sqrt(terms)``; the factor 8 covers the spread of that random walk (the
+    worst case, ``terms * eps`` relative, needs adversarial inputs). ``atol`` is ``rtol``
+    times the sum's typical size, so sums that cancel to near zero still compare.
+    Integer and boolean dtypes compare exactly.
 
     Example::
 
@@ -84,7 +85,7 @@ def tolerance(dtype: Any, terms: int = 1, scale: float = 1.0) -> dict[str, float
     if eps == 0.0:
         return {"rtol": 0.0, "atol": 0.0}
     rtol = 8.0 * eps * max(1.0, float(np.sqrt(terms)))
-    return {"rtol": rtol, "atol": rtol * scale}
+    return {"rtol": rtol, "atol": rtol * scale * max(1.0, float(np.sqrt(terms)))}
 
 
 def _eps(dtype: Any) -> float:
