@@ -10,6 +10,7 @@ Usage::
 
     python benchmarks/einsum.py            # full run
     python benchmarks/einsum.py --quick    # under a minute
+    python benchmarks/einsum.py --device cuda   # torch only, on the GPU (synchronized)
 """
 
 from __future__ import annotations
@@ -57,24 +58,31 @@ def _einops_call(einops: Any, equation: str, arrays: list[Any]) -> Callable[[], 
 NAIVE_LIMIT = 2 * 10**9
 
 
-def measure(functions: dict[str, Callable[[], Any]], budget: float) -> dict[str, float]:
+def measure(
+    functions: dict[str, Callable[[], Any]], budget: float, sync: Callable[[], Any] = lambda: None
+) -> dict[str, float]:
     """Seconds per call of each function: the fastest of 7 rounds in which they take turns.
 
-    Each round times a batch of calls lasting about ``budget / 7`` per function.
+    Each round times a batch of calls lasting about ``budget / 7`` per function;
+    ``sync`` waits for a device's queued work before and after each batch.
     """
     numbers = {}
     for name, function in functions.items():
         function()
+        sync()
         start = time.perf_counter()
         function()
+        sync()
         once = max(time.perf_counter() - start, 1e-7)
         numbers[name] = max(1, int(budget / 7 / once))
     best = dict.fromkeys(functions, math.inf)
     for _ in range(7):
         for name, function in functions.items():
+            sync()
             start = time.perf_counter()
             for _ in range(numbers[name]):
                 function()
+            sync()
             best[name] = min(best[name], (time.perf_counter() - start) / numbers[name])
     return best
 
@@ -111,17 +119,18 @@ def run_numpy(budget: float) -> dict[str, dict[str, float]]:
     return results
 
 
-def run_torch(budget: float) -> dict[str, dict[str, float]]:
+def run_torch(budget: float, device: str = "cpu") -> dict[str, dict[str, float]]:
     import einops
     import torch
 
     import tensorops as tops
 
     torch.manual_seed(0)
+    sync = torch.cuda.synchronize if device.startswith("cuda") else lambda: None
     results: dict[str, dict[str, float]] = {}
     with torch.inference_mode():
         for name, (equation, shapes) in CASES.items():
-            arrays = [torch.randn(shape) for shape in shapes]
+            arrays = [torch.randn(shape, device=device) for shape in shapes]
             expected = torch.einsum(equation, *arrays)
             torch.testing.assert_close(
                 tops.einsum(equation, *arrays), expected, rtol=2e-3, atol=1e-2
@@ -133,7 +142,7 @@ def run_torch(budget: float) -> dict[str, dict[str, float]]:
             pair = _einops_call(einops, equation, arrays)
             if pair is not None:
                 calls["einops"] = pair
-            results[name] = {"einops": math.nan, **measure(calls, budget)}
+            results[name] = {"einops": math.nan, **measure(calls, budget, sync)}
     return results
 
 
@@ -169,16 +178,20 @@ def table(framework: str, results: dict[str, dict[str, float]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short timings (< 60 s in all)")
+    parser.add_argument("--device", default="cpu", help="torch's device; not cpu: torch only")
     parser.add_argument("--worker", choices=["numpy", "torch"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     budget = 0.15 if args.quick else 1.0
     if args.worker:
-        run = run_numpy if args.worker == "numpy" else run_torch
-        print(json.dumps(run(budget)))
+        results = run_numpy(budget) if args.worker == "numpy" else run_torch(budget, args.device)
+        print(json.dumps(results))
         return
-    print("ratio = peer time / tensorops time (above 1: tensorops is faster); float32, CPU\n")
-    for framework in ("numpy", "torch"):
-        command = [sys.executable, __file__, "--worker", framework]
+    print(
+        "ratio = peer time / tensorops time (above 1: tensorops is faster); "
+        f"float32, {args.device}\n"
+    )
+    for framework in ("numpy", "torch") if args.device == "cpu" else ("torch",):
+        command = [sys.executable, __file__, "--worker", framework, "--device", args.device]
         if args.quick:
             command.append("--quick")
         output = subprocess.run(command, check=True, capture_output=True, text=True).stdout

@@ -1,6 +1,9 @@
 """Per-call time of tensorops, einops and hand-written native code, in one run.
 
-Usage: python benchmarks/overhead.py [--quick]
+Usage: python benchmarks/overhead.py [--quick] [--device cuda]
+
+``--device`` other than ``cpu`` times torch alone on that device, waiting for its
+queued work (``torch.cuda.synchronize``) before and after each batch of calls.
 
 Tiny cases measure the overhead of a cache hit; medium cases check that the
 framework calls tensorops makes are as fast as the hand-written ones. Every
@@ -16,7 +19,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import timeit
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,26 @@ import numpy as np
 import tensorops as tops
 
 
+def _no_sync() -> None:
+    """The CPU has no queued work to wait for."""
+
+
+#: Waits for the device's queued work; set by ``main`` for a GPU.
+SYNC: Callable[[], Any] = _no_sync
+#: The torch device the torch cases run on.
+DEVICE = "cpu"
+
+
+def _timed(fn: Callable[[], Any], number: int) -> float:
+    """Seconds for ``number`` calls of ``fn``, the device's queued work included."""
+    SYNC()
+    start = time.perf_counter()
+    for _ in range(number):
+        fn()
+    SYNC()
+    return time.perf_counter() - start
+
+
 def best_times(fns: list[Callable[[], Any]], rounds: int, seconds: float) -> list[float]:
     """Fastest round of each function, in µs per call; the functions take turns each round.
 
@@ -37,12 +60,12 @@ def best_times(fns: list[Callable[[], Any]], rounds: int, seconds: float) -> lis
     numbers = []
     for fn in fns:
         fn()  # warm the caches
-        once = timeit.timeit(fn, number=1)
+        once = _timed(fn, 1)
         numbers.append(max(1, min(100_000, int(seconds / max(once, 1e-9)))))
     best = [math.inf] * len(fns)
     for _ in range(rounds):
         for i, (fn, number) in enumerate(zip(fns, numbers, strict=True)):
-            best[i] = min(best[i], timeit.timeit(fn, number=number) / number * 1e6)
+            best[i] = min(best[i], _timed(fn, number) / number * 1e6)
     return best
 
 
@@ -75,8 +98,8 @@ def cases(
         import torch
 
         torch.set_num_threads(2)
-        tiny = torch.zeros(2, 3, 4, 4)
-        medium = torch.randn(32, 64, 56, 56)
+        tiny = torch.zeros(2, 3, 4, 4, device=DEVICE)
+        medium = torch.randn(32, 64, 56, 56, device=DEVICE)
 
         def native_pool(x: Any) -> Any:
             b, c, h, w = x.shape
@@ -138,14 +161,18 @@ def cases(
 
 
 def main() -> None:
+    global SYNC, DEVICE
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--device", default="cpu", help="torch's device; not cpu: torch only")
     args = parser.parse_args()
-    frameworks = ["numpy"]
+    frameworks = ["numpy"] if args.device == "cpu" else []
     try:
-        import torch  # noqa: F401
+        import torch
 
         frameworks.append("torch")
+        if args.device != "cpu":
+            SYNC, DEVICE = torch.cuda.synchronize, args.device
     except ImportError:
         print("torch is not installed: NumPy only")
     print(

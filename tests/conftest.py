@@ -20,19 +20,63 @@ Example::
 
 from __future__ import annotations
 
+import random
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
+from tests import _seed
+from tests._devices import DEVICES, TorchDevice
 from tests.compat import _report
 
+# No example database: a run replays nothing from earlier runs, only the seed decides.
+settings.register_profile("tensorops", database=None, deadline=None, print_blob=True)
 
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--seed",
+        type=int,
+        default=None,
+        help=f"seed of all test randomness (default: ${_seed.ENV}, else {_seed.DEFAULT_SEED})",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before Hypothesis' plugin reads --hypothesis-seed
 def pytest_configure(config: pytest.Config) -> None:
     # The peers' suites report from every process (the pytest-xdist controller too).
     config.pluginmanager.register(_report, "tensorops-compat-report")
+    if config.getoption("seed") is not None:
+        _seed.set_seed(config.getoption("seed"))
+    if config.getoption("hypothesis_seed", None) is None:
+        config.option.hypothesis_seed = str(_seed.seed())
+    if not config.getoption("hypothesis_profile", None):
+        settings.load_profile("tensorops")
+
+
+def pytest_report_header() -> str:
+    return f"tensorops test seed: {_seed.seed()} (--seed / ${_seed.ENV})"
+
+
+@pytest.fixture(autouse=True)
+def _seeded(request: pytest.FixtureRequest) -> None:
+    """Seed ``random``, NumPy's global generator and torch from the run's seed and test id."""
+    derived = _seed.derived(request.node.nodeid)
+    random.seed(derived)
+    np.random.seed(derived)
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(derived)
+
+
+@pytest.fixture(params=[pytest.param(name, id=f"device={name}") for name in DEVICES])
+def torch_device(request: pytest.FixtureRequest) -> TorchDevice:
+    """One torch device per test id ("cpu", "meta", "cuda"); see ``tests/_devices.py``."""
+    return TorchDevice.get(request.param)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,13 @@ def tensor_to_numpy(x: torch.Tensor) -> np.ndarray[Any, Any]:
     would silently drop the negation), it is moved to the CPU (a copy for other
     devices), and dtypes NumPy has no equivalent for are widened (a copy):
     bfloat16 and the float8 types become float32, complex32 becomes complex64.
+    A meta tensor has no values: that is a `BackendError`.
     """
+    if x.device.type == "meta":
+        raise BackendError(
+            f"a meta tensor (shape {tuple(x.shape)}) has no values to convert to numpy",
+            hint="meta tensors carry shapes only; run on 'cpu' or 'cuda' to read values",
+        )
     x = x.detach()
     if x.layout != torch.strided:
         x = x.to_dense()

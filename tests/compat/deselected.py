@@ -46,6 +46,13 @@ DESELECTED: dict[str, str] = {
         "expects NotImplementedError for (), compositions and anonymous axes in einsum, "
         "which tensorops supports (docs/migrating.md)"
     ),
+    "einops.tests.test_other::test_torch_compile_for_functions": (
+        "compares a float32 einsum summing 68,880 terms with rtol 1e-5: tensorops (like "
+        "torch.einsum eagerly) contracts through a matrix product, relative error up to "
+        "1.6e-5, where einops' compiled graph is a fused reduction (4.5e-7); the random "
+        "inputs make it pass or fail (docs/einsum.md, float32 rounding). Compiling the ops "
+        "into one graph is tested in tests/test_compile.py"
+    ),
     "einops.tests.test_layers::test_torch_layers_scripting": (
         "torch.jit.script of layers: deprecated by torch, not supported; torch.compile and "
         "torch.export are (docs/migrating.md)"
@@ -68,6 +75,13 @@ DESELECTED: dict[str, str] = {
     # opt_einsum
     "opt_einsum.tests.test_backends::test_jax_jit_gradient": (
         "opt_einsum's contract_expression only; fails on opt_einsum itself with this jax (arr.flat)"
+    ),
+    "opt_einsum.tests.test_backends::test_jax_with_constants": (
+        "asks two float32 results of a three-operand chain (one with constants folded "
+        "first) to agree to 1e-8 in summed absolute difference, below one float32 ulp of "
+        "the values: it needs both to round identically, which depends on jax's dot "
+        "kernels (it fails with jax newer than the one it was written for); values are "
+        "compared within tolerance by tests/test_jax.py and the other opt_einsum jax tests"
     ),
     "opt_einsum.tests.test_paths::test_parallel_random_greedy": (
         "opt_einsum's RandomGreedy only; forks workers while JAX threads run (deadlock warning)"
