@@ -17,6 +17,7 @@ PUBLIC_API = [
     "BackendError",
     "ContractionPlan",
     "PatternError",
+    "PlanStore",
     "ShapeError",
     "TensorOpsError",
     "__version__",
