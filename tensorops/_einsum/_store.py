@@ -5,7 +5,7 @@ store enabled (``tops.config.plan_store = True``, or the environment variable
 ``TENSOROPS_PLAN_STORE``), every plan made for a strategy name is written to a
 directory and read back by later processes that plan the same contraction.
 
-* **Key**: a SHA-256 of the contraction's structure with its axes renamed by first
+* **Key**: a BLAKE2 hash of the contraction's structure with its axes renamed by first
   appearance (``"ij,jk->ik"`` and ``"ab,bc->ac"`` share an entry), the axis sizes,
   the strategy, the memory limit, ``max_time``, ``minimize`` and `FORMAT`.
 * **Writes** are atomic: a temporary file in the directory, then `os.replace`;
@@ -103,11 +103,14 @@ class _Request(NamedTuple):
 
     @property
     def digest(self) -> str:
-        import hashlib
         import json
 
+        try:  # hashlib's own BLAKE2, without the 10 ms hashlib takes to load OpenSSL
+            from _blake2 import blake2b
+        except ImportError:  # pragma: no cover - a Python built without it
+            from hashlib import blake2b
         text = json.dumps(self.material, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()
+        return blake2b(text.encode(), digest_size=20).hexdigest()
 
 
 def _request(
@@ -293,9 +296,9 @@ def _checked(
 ) -> tuple[StepList, tuple[str, ...]] | None:
     """The entry's path and sliced axes if valid for the contraction, its cost matching."""
     try:
-        path = tuple(tuple(_index(i) for i in step) for step in data["path"])
+        path = tuple(map(tuple, data["path"]))  # positions checked by the replay
         sliced = tuple(request.names[_index(i)] for i in data["sliced"])
-        steps = sliced_contraction_steps(inputs, tuple(output), sizes, path, sliced)
+        steps = sliced_contraction_steps(inputs, tuple(output), sizes, path, frozenset(sliced))
         flops = data["flops"]
     except (KeyError, IndexError, TypeError, ValueError):
         return None
