@@ -10,7 +10,7 @@ import pytest
 
 import tensorops
 
-HEAVY = ("torch", "jax", "dask", "array_api_strict", "cupy", "tensorflow")
+HEAVY = ("torch", "jax", "dask", "array_api_strict", "cupy", "tensorflow", "tqdm", "matplotlib")
 
 PUBLIC_API = [
     "ArgumentError",
