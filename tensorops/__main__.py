@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ast
 import math
+import os
 import subprocess
 import sys
 import time
@@ -159,6 +160,9 @@ def _build_parser() -> _Parser:
     path.add_argument(
         "--memory-limit", type=_memory_limit, metavar="N", help="largest intermediate (elements)"
     )
+    path.add_argument(
+        "--plot", type=Path, metavar="FILE", help="also draw the contraction tree to FILE (.png)"
+    )
 
     store = commands.add_parser(
         "store", parents=[common], help="list or clear the plans kept across runs"
@@ -213,6 +217,14 @@ def _run_path(args: argparse.Namespace) -> int:
         options["memory_limit"] = args.memory_limit
     plan = tops.einsum_path(args.equation, *args.shapes, **options)
     print(str(plan).rstrip("\n"))
+    if args.plot is not None:
+        os.environ.setdefault("MPLBACKEND", "Agg")  # a file, never a window
+        try:
+            plan.plot().figure.savefig(args.plot, dpi=150)
+        except ImportError as error:
+            _report(str(error), brief=True)
+            return 2
+        print(f"wrote {args.plot}")
     return 0
 
 

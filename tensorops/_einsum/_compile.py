@@ -294,6 +294,38 @@ class ContractionPlan:
             return self._cost().largest_intermediate
         return largest_intermediate(self.steps)
 
+    def plot(self, ax: Any = None, *, annotate: int = 3, cmap: str = "viridis") -> Any:
+        """Draw the contraction tree with matplotlib (the ``plot`` extra).
+
+        Operands are the leaves; each step is a dot above the operands it
+        contracts, coloured by its FLOPs (log10) and sized by its result's
+        elements; the costliest steps are labelled with both, and the title gives
+        the totals and the sliced axes.
+
+        Args:
+            ax: The matplotlib ``Axes`` to draw on (None: a new figure).
+            annotate: How many of the costliest steps to label.
+            cmap: The colour map of the steps' FLOPs.
+
+        Returns:
+            The ``Axes`` (``ax.figure.savefig("tree.png")`` writes it).
+
+        Raises:
+            ImportError: matplotlib is not installed.
+
+        Examples:
+            >>> import matplotlib
+            >>> matplotlib.use("Agg")
+            >>> import tensorops as tops
+            >>> plan = tops.einsum_path("ab,bc,cd,da->", (8, 8), (8, 8), (8, 8), (8, 8))
+            >>> ax = plan.plot()
+            >>> len(ax.collections)  # operands, steps
+            2
+        """
+        from tensorops._einsum._plot import plot_tree
+
+        return plot_tree(self, ax, annotate, cmap)
+
     def _slicing_lines(self) -> list[str]:
         if not self._plan.sliced_axes:
             return []
