@@ -12,6 +12,7 @@ import pytest
 import tensorops as tops
 from tensorops.__main__ import main
 from tensorops._einsum._plot import tree_of
+from tests.test_progress import _lattice as lattice
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -73,14 +74,8 @@ def test_plot_on_given_axes_shows_sliced_axes() -> None:
 
 
 def test_plot_of_a_large_network(tmp_path: Path) -> None:
-    side = 7
-    terms = []
-    for i in range(side * side):
-        r, c = divmod(i, side)
-        near = ((i - side, r), (i + side, r < side - 1), (i - 1, c), (i + 1, c < side - 1))
-        terms.append(" ".join(f"b{min(i, j)}_{max(i, j)}" for j, ok in near if ok))
-    shapes = [(2,) * len(t.split()) for t in terms]
-    plan = tops.einsum_path(", ".join(terms) + " ->", *shapes)
+    equation, shapes = lattice(7, 2)
+    plan = tops.einsum_path(equation, *shapes)
     ax = plan.plot()
     ax.figure.savefig(tmp_path / "tree.png")
     assert (tmp_path / "tree.png").read_bytes()[:4] == b"\x89PNG"

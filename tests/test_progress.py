@@ -10,6 +10,7 @@ import pytest
 
 import tensorops as tops
 from tensorops._einsum import _progress
+from tests.test_paths import grid
 
 tqdm = pytest.importorskip("tqdm")
 
@@ -44,13 +45,9 @@ def bars(monkeypatch: pytest.MonkeyPatch) -> list[Recorder]:
 
 
 def _lattice(side: int, bond: int) -> tuple[str, list[tuple[int, ...]]]:
-    terms = []
-    for i in range(side * side):
-        r, c = divmod(i, side)
-        near = ((i - side, r), (i + side, r < side - 1), (i - 1, c), (i + 1, c < side - 1))
-        terms.append([f"b{min(i, j)}_{max(i, j)}" for j, ok in near if ok])
-    equation = ", ".join(" ".join(t) for t in terms) + " ->"
-    return equation, [(bond,) * len(t) for t in terms]
+    """A square lattice of tensors as a spaced equation, every bond of size ``bond``."""
+    inputs, _, _ = grid(side, side)
+    return ", ".join(" ".join(t) for t in inputs) + " ->", [(bond,) * len(t) for t in inputs]
 
 
 RING = "ab,bc,cd,da->"
