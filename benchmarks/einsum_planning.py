@@ -17,13 +17,17 @@ Four tables, printed as markdown:
    kahypar; default subtree reconfiguration; one process). ``hyper`` gets a tenth
    of cotengra's time on the same network (``--quick``: one second, no cotengra).
 3. **Slicing**: a ring of six 256 x 256 matrices under ``memory_limit=4096``.
-4. **Combo factor** (``--combo``): the time of matrix products of many shapes
+4. **Plan store** (``--store``): a ``hyper`` search planned in a fresh process with
+   the persistent plan store on, then the same network planned by a second fresh
+   process, which reads the stored plan (the fastest of three such processes; time
+   of the ``einsum_path`` call only, interpreter start-up and import excluded).
+5. **Combo factor** (``--combo``): the time of matrix products of many shapes
    fitted as ``a * flops + b * writes``; ``b / a`` is what writing an element
    costs in FLOPs on this machine (``COMBO_WRITE_WEIGHT`` is chosen from it).
 
 Usage::
 
-    python benchmarks/einsum_planning.py [--quick] [--combo]
+    python benchmarks/einsum_planning.py [--quick] [--combo] [--store]
 """
 
 from __future__ import annotations
@@ -369,11 +373,64 @@ def _print_combo_fit() -> None:
     )
 
 
+_STORE_SCRIPT = """
+import sys, time, random, tensorops as tops
+side, seed, directory, max_time = int(sys.argv[1]), 1, sys.argv[2], sys.argv[3]
+rng, terms, sizes = random.Random(seed), [], {}
+def bond(a, b):
+    name = f"b{min(a, b)}_{max(a, b)}"
+    sizes.setdefault(name, rng.randint(2, 4))
+    return name
+for i in range(side * side):
+    r, c = divmod(i, side)
+    last = side - 1
+    pairs = ((i - side, r), (i + side, r < last), (i - 1, c), (i + 1, c < last))
+    near = [j for j, ok in pairs if ok]
+    terms.append([bond(i, j) for j in near])
+eq = ", ".join(" ".join(t) for t in terms) + " ->"
+shapes = [tuple(sizes[a] for a in t) for t in terms]
+options = {} if max_time == "none" else {"max_time": float(max_time)}
+with tops.config(plan_store=directory):
+    start = time.perf_counter()
+    plan = tops.einsum_path(eq, *shapes, strategy="hyper", **options)
+    print(time.perf_counter() - start, plan.flops)
+"""
+
+
+def _print_store(quick: bool) -> None:
+    import subprocess
+    import tempfile
+
+    print("\n### Plan store: `hyper` planned by a first process, read by a second\n")
+    print("| network | search | first process | second process | speedup | same plan |")
+    print("|---|---|---|---|---|---|")
+    cases = [(10, "none")] if quick else [(10, "none"), (16, "none"), (16, "10")]
+    for side, max_time in cases:
+        with tempfile.TemporaryDirectory() as directory:
+            runs = []
+            for _ in range(4):
+                command = [sys.executable, "-c", _STORE_SCRIPT, str(side), directory, max_time]
+                text = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+                seconds, flops = text.split()
+                runs.append((float(seconds), int(flops)))
+        search = "default work" if max_time == "none" else f"max_time={max_time}"
+        (first, cost), *later = runs
+        second, again = min(later)
+        print(
+            f"| {side}x{side} lattice, bonds 2-4 | {search} | {1e3 * first:.0f} ms "
+            f"| {1e3 * second:.2f} ms | {first / second:,.0f}x | {cost == again} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer networks, no cotengra")
     parser.add_argument("--combo", action="store_true", help="also fit the combo factor")
+    parser.add_argument("--store", action="store_true", help="only the plan store's second run")
     args = parser.parse_args()
+    if args.store:
+        _print_store(args.quick)
+        return
     start = time.perf_counter()
     tops.einsum_path("ij,jk->ik", (2, 2), (2, 2))  # load the einsum stack once
     seeds = range(2) if args.quick else range(4)

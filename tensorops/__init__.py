@@ -15,6 +15,7 @@ from tensorops._config import config as config
 from tensorops._convert import asnumpy as asnumpy
 from tensorops._convert import convert as convert
 from tensorops._einsum import ContractionPlan as ContractionPlan
+from tensorops._einsum import PlanStore as PlanStore
 from tensorops._einsum import einsum as einsum
 from tensorops._einsum import einsum_path as einsum_path
 from tensorops._errors import ArgumentError as ArgumentError
@@ -63,6 +64,7 @@ __all__ = [
     "BackendError",
     "ContractionPlan",
     "PatternError",
+    "PlanStore",
     "ShapeError",
     "TensorOpsError",
     "__version__",

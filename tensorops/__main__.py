@@ -5,6 +5,7 @@ Usage::
     tensorops explain "b c (h w) -> b h w c" --shape 2,3,64 --len h=8
     tensorops explain "b c (h 2) (w 2) -> b c h w" --shape 8,3,32,32 --reduction max
     tensorops path "ij,jk,kl->il" --shapes 2x3,3x4,4x5 --strategy optimal
+    tensorops store list
     tensorops bench --quick
 
 ``python -m tensorops`` is the same program. A pattern that does not fit prints
@@ -17,8 +18,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import math
+import os
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -156,6 +160,17 @@ def _build_parser() -> _Parser:
     path.add_argument(
         "--memory-limit", type=_memory_limit, metavar="N", help="largest intermediate (elements)"
     )
+    path.add_argument(
+        "--plot", type=Path, metavar="FILE", help="also draw the contraction tree to FILE (.png)"
+    )
+
+    store = commands.add_parser(
+        "store", parents=[common], help="list or clear the plans kept across runs"
+    )
+    store.add_argument("action", choices=["list", "clear"])
+    store.add_argument(
+        "--dir", type=Path, help="the store's directory (default: the platform's cache directory)"
+    )
 
     bench = commands.add_parser(
         "bench", parents=[common], help="run the scripts in benchmarks/ and print their tables"
@@ -202,6 +217,33 @@ def _run_path(args: argparse.Namespace) -> int:
         options["memory_limit"] = args.memory_limit
     plan = tops.einsum_path(args.equation, *args.shapes, **options)
     print(str(plan).rstrip("\n"))
+    if args.plot is not None:
+        os.environ.setdefault("MPLBACKEND", "Agg")  # a file, never a window
+        try:
+            plan.plot().figure.savefig(args.plot, dpi=150)
+        except ImportError as error:
+            _report(str(error), brief=True)
+            return 2
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def _run_store(args: argparse.Namespace) -> int:
+    import tensorops as tops
+
+    store = tops.PlanStore(args.dir)
+    if args.action == "clear":
+        print(f"removed {store.clear()} plans from {store.directory}")
+        return 0
+    entries = store.entries()
+    print(f"{len(entries)} plans in {store.directory}")
+    for entry in entries:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.modified))
+        cost = f"{math.log10(entry.flops):.2f}" if entry.flops > 0 else "?"
+        print(
+            f"  {entry.key[:16]}  {entry.operands:4d} operands  {entry.strategy:8}  "
+            f"log10 FLOPs {cost:>6}  {entry.bytes:8,d} bytes  {when}"
+        )
     return 0
 
 
@@ -259,7 +301,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return 2
-        handler = {"explain": _run_explain, "path": _run_path, "bench": _run_bench}
+        handler = {
+            "explain": _run_explain,
+            "path": _run_path,
+            "store": _run_store,
+            "bench": _run_bench,
+        }
         return handler[args.command](args)
     except SystemExit as exit_:  # --help and --version
         return exit_.code if isinstance(exit_.code, int) else 0

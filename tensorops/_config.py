@@ -8,6 +8,7 @@ variable, so threads and tasks never see each other's overrides).
 
 from __future__ import annotations
 
+import os
 import threading
 import warnings
 from collections.abc import Callable
@@ -25,6 +26,8 @@ __all__ = [
     "check_max_time",
     "check_memory_limit",
     "check_minimize",
+    "check_plan_store",
+    "check_progress",
     "check_strategy",
     "config",
 ]
@@ -105,6 +108,30 @@ def check_minimize(minimize: Any) -> str:
     return str(minimize)
 
 
+def check_progress(progress: Any) -> bool:
+    """``progress`` checked to be a bool."""
+    if not isinstance(progress, bool):
+        raise ArgumentError(f"progress must be True or False, got {progress!r}")
+    return progress
+
+
+def check_plan_store(store: Any) -> Any:
+    """``plan_store`` checked: None, a bool, a directory or a ``PlanStore``."""
+    if store is None or isinstance(store, (bool, str, os.PathLike)) or hasattr(store, "load"):
+        return store
+    raise ArgumentError(
+        f"plan_store must be True, False, None or a directory, got {type(store).__name__}",
+        hint="tops.config.plan_store = True keeps plans in the platform's cache directory",
+    )
+
+
+#: Settings that do not change a plan, so not in `Settings`: name -> (check, default).
+_EXTRAS: dict[str, tuple[Callable[[Any], Any], Any]] = {
+    "progress": (check_progress, False),
+    "plan_store": (check_plan_store, None),
+}
+_EXTRA_OVERRIDES: ContextVar[dict[str, Any] | None] = ContextVar("tensorops_extra", default=None)
+
 _CHECKS: tuple[Callable[[Any], Any], ...] = (
     check_strategy,
     check_memory_limit,
@@ -116,11 +143,12 @@ _CHECKS: tuple[Callable[[Any], Any], ...] = (
 class _Override:
     """The context manager returned by ``config(...)``."""
 
-    __slots__ = ("_entered", "_token", "_values")
+    __slots__ = ("_entered", "_extra", "_extra_token", "_token", "_values")
 
-    def __init__(self, values: tuple[Any, ...]) -> None:
-        self._values = values
+    def __init__(self, values: tuple[Any, ...], extra: dict[str, Any]) -> None:
+        self._values, self._extra = values, extra
         self._token: Token[tuple[Any, ...] | None] | None = None
+        self._extra_token: Token[dict[str, Any] | None] | None = None
         self._entered = False
 
     def __del__(self) -> None:
@@ -141,6 +169,7 @@ class _Override:
         if outer is not None:
             values = tuple(o if v is _UNSET else v for v, o in zip(values, outer, strict=True))
         self._token = _OVERRIDES.set(values)
+        self._extra_token = _EXTRA_OVERRIDES.set({**(_EXTRA_OVERRIDES.get() or {}), **self._extra})
         with _OPEN_LOCK:
             _OPEN[0] += 1
         return config
@@ -153,7 +182,9 @@ class _Override:
     ) -> None:
         assert self._token is not None
         _OVERRIDES.reset(self._token)
-        self._token = None
+        assert self._extra_token is not None
+        _EXTRA_OVERRIDES.reset(self._extra_token)
+        self._token = self._extra_token = None
         with _OPEN_LOCK:
             _OPEN[0] -= 1
 
@@ -170,6 +201,12 @@ class Config:
             fixed amount of work).
         minimize: What the planner minimises: ``"flops"`` (the default), or
             ``"combo"``, FLOPs plus memory writes.
+        progress: Whether long planning (``hyper``, budgeted ``auto``) and
+            sliced contractions show a progress bar (needs ``tqdm``; default False).
+        plan_store: Where plans are kept across processes: None (the default:
+            the environment variable ``TENSOROPS_PLAN_STORE`` decides), False (no
+            store), True (the platform's cache directory), a directory or a
+            ``tops.PlanStore``.
 
     Examples:
         >>> import tensorops as tops
@@ -182,10 +219,36 @@ class Config:
         'auto'
     """
 
-    __slots__ = ("_default",)
+    __slots__ = ("_default", "_extra_default")
 
     def __init__(self) -> None:
         self._default = Settings("auto", None, None, "flops")
+        self._extra_default = {name: default for name, (_, default) in _EXTRAS.items()}
+
+    def _extra(self, name: str) -> Any:
+        if _OPEN[0] and not is_compiling():
+            overrides = _EXTRA_OVERRIDES.get()
+            if overrides is not None and name in overrides:
+                return overrides[name]
+        return self._extra_default[name]
+
+    @property
+    def progress(self) -> bool:
+        """Whether progress bars show; assigning sets the process-wide default."""
+        return bool(self._extra("progress"))
+
+    @progress.setter
+    def progress(self, value: bool) -> None:
+        self._set(progress=value)
+
+    @property
+    def plan_store(self) -> Any:
+        """The plan store setting in effect; assigning sets the process-wide default."""
+        return self._extra("plan_store")
+
+    @plan_store.setter
+    def plan_store(self, value: Any) -> None:
+        self._set(plan_store=value)
 
     def current(self) -> Settings:
         """The settings in effect in this thread / task.
@@ -240,11 +303,15 @@ class Config:
 
     def _set(self, **field: Any) -> None:
         ((name, value),) = field.items()
+        check = _EXTRAS[name][0] if name in _EXTRAS else _CHECKS[Settings._fields.index(name)]
         try:
-            checked = _CHECKS[Settings._fields.index(name)](value)
+            checked = check(value)
         except ArgumentError as error:
             raise error.with_context(op="config") from None
-        self._default = self._default._replace(**{name: checked})
+        if name in _EXTRAS:
+            self._extra_default = {**self._extra_default, name: checked}
+        else:
+            self._default = self._default._replace(**{name: checked})
 
     def __call__(
         self,
@@ -253,6 +320,8 @@ class Config:
         memory_limit: Any = _UNSET,
         max_time: Any = _UNSET,
         minimize: Any = _UNSET,
+        progress: Any = _UNSET,
+        plan_store: Any = _UNSET,
     ) -> _Override:
         """Override settings for a ``with`` block in this thread / task; checked now.
 
@@ -263,13 +332,17 @@ class Config:
             TensorOpsError: An unknown strategy or objective, a bad limit or time.
         """
         values = (strategy, memory_limit, max_time, minimize)
+        given = {"progress": progress, "plan_store": plan_store}
+        extra = {name: value for name, value in given.items() if value is not _UNSET}
         try:
             for value, check in zip(values, _CHECKS, strict=True):
                 if value is not _UNSET:
                     check(value)
+            for name, value in extra.items():
+                _EXTRAS[name][0](value)
         except ArgumentError as error:
             raise error.with_context(op="config") from None
-        return _Override(values)
+        return _Override(values, extra)
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.current()._asdict().items())

@@ -10,13 +10,14 @@ import pytest
 
 import tensorops
 
-HEAVY = ("torch", "jax", "dask", "array_api_strict", "cupy", "tensorflow")
+HEAVY = ("torch", "jax", "dask", "array_api_strict", "cupy", "tensorflow", "tqdm", "matplotlib")
 
 PUBLIC_API = [
     "ArgumentError",
     "BackendError",
     "ContractionPlan",
     "PatternError",
+    "PlanStore",
     "ShapeError",
     "TensorOpsError",
     "__version__",

@@ -3,5 +3,6 @@
 from tensorops._einsum._api import ContractionPlan as ContractionPlan
 from tensorops._einsum._api import einsum as einsum
 from tensorops._einsum._api import einsum_path as einsum_path
+from tensorops._einsum._store import PlanStore as PlanStore
 
-__all__ = ["ContractionPlan", "einsum", "einsum_path"]
+__all__ = ["ContractionPlan", "PlanStore", "einsum", "einsum_path"]

@@ -18,7 +18,7 @@ from typing import Any
 
 from tensorops._axes import product
 from tensorops._backends import NUMPY_BACKEND, get_backend
-from tensorops._config import Settings, config
+from tensorops._config import Settings, check_progress, config
 from tensorops._convert import convert
 from tensorops._dispatch import Op, call_many
 from tensorops._einsum._arguments import (
@@ -36,6 +36,7 @@ from tensorops._einsum._compile import (
     plan_einsum,
     plan_einsum_cached,
 )
+from tensorops._einsum._progress import requested
 from tensorops._errors import ArgumentError, TensorOpsError, describe_inputs
 from tensorops._tracing import raise_error
 from tensorops._types import Backend, Executor
@@ -148,6 +149,9 @@ def einsum(*args: Any, **keywords: Any) -> Any:
               for no limit. A contraction that cannot fit otherwise is sliced.
             * ``max_time``: seconds ``"hyper"`` may search; ``minimize``:
               ``"flops"`` or ``"combo"`` (FLOPs plus memory writes).
+            * ``progress``: True shows a bar (with ``tqdm`` installed) while a
+              long ``hyper`` / ``auto`` search plans and while slices run;
+              default ``tops.config.progress`` (False).
             * NumPy's and opt_einsum's ``optimize`` (False, True, a strategy name,
               a path, ``(strategy, memory_limit)``, a path optimizer object),
               ``out``, ``dtype``, ``casting``, ``order`` (NumPy arrays),
@@ -207,9 +211,12 @@ def _einsum_with_options(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any
     equation: Any = None
     operands: tuple[Any, ...] = ()
     lengths = {name: value for name, value in keywords.items() if name not in OPTIONS}
+    progress: bool | None = None
     try:
         equation, operands, spaced = split_operands("einsum", args)
         lengths, options = read_keywords("einsum", equation, spaced, keywords)
+        if "progress" in options:
+            progress = check_progress(options.pop("progress"))
         shapes = [_shape(x) for x in operands]
         settings, extras, family = read_options(options, config.current, shapes, operands)
         settings = _optimizer_path(settings, equation, shapes, lengths, spaced)
@@ -222,7 +229,8 @@ def _einsum_with_options(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any
         raise_error(
             error.with_context(op="einsum", pattern=pattern, inputs=inputs, lengths=lengths)
         )
-    result = call_many(EINSUM, operands, equation, lengths, (settings, spaced), extras)
+    with requested(progress):
+        result = call_many(EINSUM, operands, equation, lengths, (settings, spaced), extras)
     return result if family in ("auto", source) else convert(result, source)
 
 
@@ -295,7 +303,7 @@ def einsum_path(*args: Any, **keywords: Any) -> ContractionPlan:
             NumPy).
         **keywords: Axis lengths and the planning options of `einsum`
             (``strategy``, ``optimize``, ``memory_limit``, ``max_time``,
-            ``minimize``); ``shapes=True`` reads every operand as a shape
+            ``minimize``, ``progress``); ``shapes=True`` reads every operand as a shape
             (opt_einsum's ``contract_path``).
 
     Returns:
@@ -331,11 +339,13 @@ def einsum_path(*args: Any, **keywords: Any) -> ContractionPlan:
         lengths, options = read_keywords("einsum_path", equation, spaced, keywords)
         shown = lengths
         as_shapes = options.pop("shapes", False)
+        progress = check_progress(options.pop("progress", config.progress))
         shapes = _path_shapes(operands, as_shapes)
         settings, _, _ = read_options(options, config.current, shapes, operands)
         settings = _optimizer_path(settings, equation, shapes, lengths, spaced)
         items = tuple(lengths.items())
-        plan = plan_einsum_cached(equation, shapes, items, spaced, settings)
+        with requested(progress):
+            plan = plan_einsum_cached(equation, shapes, items, spaced, settings)
         return ContractionPlan(plan, shapes)
     except TensorOpsError as error:
         error.with_context(

@@ -6,7 +6,7 @@
 * the sublist (interleaved) format of NumPy and opt_einsum,
   ``einsum(a, [0, 1], b, [1, 2], [0, 2])``, with any hashable subscripts;
 * keywords: axis lengths, tensorops' settings (``strategy``, ``memory_limit``,
-  ``max_time``, ``minimize``) and the peers' (``optimize``, ``out``, ``dtype``,
+  ``max_time``, ``minimize``, ``progress``) and the peers' (``optimize``, ``out``, ``dtype``,
   ``order``, ``casting``, ``use_blas``, ``backend``).
 
 A keyword that names an input axis of the equation is that axis's length, whatever
@@ -57,6 +57,7 @@ OPTIONS = (
     "use_blas",
     "backend",
     "shapes",
+    "progress",
 )
 _OPTION_NAMES = frozenset(OPTIONS)
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")

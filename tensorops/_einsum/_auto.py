@@ -29,7 +29,8 @@ import time
 from tensorops._einsum._bitnet import BitNetwork
 from tensorops._einsum._dp import improve_by_dp, plan_optimal
 from tensorops._einsum._greedy import greedy_cost, plan_greedy
-from tensorops._einsum._hyper import Effort, greedy_work, search
+from tensorops._einsum._hyper import greedy_work, search
+from tensorops._einsum._progress import planning_effort
 from tensorops._einsum._reconfigure import ContractionTree, reconfigure_work
 
 __all__ = ["HYPER_DEFAULT_WORK", "plan_auto", "plan_hyper"]
@@ -117,7 +118,8 @@ def plan_auto(net: BitNetwork) -> None:
         return
     work = min(cost // _AUTO_FLOPS_PER_WORK, _AUTO_MAX_WORK)
     if n > _AUTO_RECONFIGURE_MAX and net.limit is None and work >= greedy_work(n):
-        search(net, Effort(work))
+        with planning_effort(work, None, "auto") as effort:
+            search(net, effort)
         cost = net.cost()
     elif work >= _least_work(net):
         cost = _improve_trees(net, cost, work)
@@ -145,8 +147,8 @@ def plan_hyper(net: BitNetwork, max_time: float | None = None) -> None:
         if n <= _AUTO_DP_MAX:
             improve_by_dp(net, _HYPER_DP_PAIRS, cost)
         return
-    if max_time is None:
-        effort = Effort(HYPER_DEFAULT_WORK)
-    else:
-        effort = Effort(1 << 62, time.perf_counter() + max_time)
-    search(net, effort)
+    work, deadline = HYPER_DEFAULT_WORK, None
+    if max_time is not None:
+        work, deadline = 1 << 62, time.perf_counter() + max_time
+    with planning_effort(work, deadline, "hyper") as effort:
+        search(net, effort)

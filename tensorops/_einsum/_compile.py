@@ -33,6 +33,7 @@ from tensorops._einsum._execute import Program, build_program, promote, run_prog
 from tensorops._einsum._notation import render_axes
 from tensorops._einsum._paths import PLANNERS, plan_contraction, slice_path
 from tensorops._einsum._sliced import Slicing, plan_slicing, run_sliced
+from tensorops._einsum._store import active_store
 from tensorops._errors import ArgumentError, unknown_option
 from tensorops._types import Backend
 
@@ -94,18 +95,21 @@ def _find(
                 "or an explicit path",
                 hint="an explicit path looks like strategy=[(0, 1), (0, 1)]",
             )
+        max_time = max_time if strategy == "hyper" else None
+        store = active_store() if len(inputs) > 2 else None
+        key = (strategy, memory_limit, max_time, minimize)
+        distinct = _distinct(inputs)
+        stored = None if store is None else store.load(distinct, output, sizes, key)
+        if stored is not None:
+            return stored[0], stored[1], strategy
         try:
             planned = plan_contraction(
-                inputs,
-                output,
-                sizes,
-                strategy,
-                memory_limit,
-                max_time=max_time if strategy == "hyper" else None,
-                minimize=minimize,
+                inputs, output, sizes, strategy, memory_limit, max_time=max_time, minimize=minimize
             )
         except ValueError as error:
             raise ArgumentError(f"cannot plan the contraction: {error}") from None
+        if store is not None:
+            store.save(distinct, output, sizes, key, (planned.path, planned.sliced_axes))
         return planned.path, planned.sliced_axes, strategy
     inputs = _distinct(inputs)  # the planners above take repeated axes; the checks not
     try:
@@ -289,6 +293,38 @@ class ContractionPlan:
         if self._plan.sliced_axes:
             return self._cost().largest_intermediate
         return largest_intermediate(self.steps)
+
+    def plot(self, ax: Any = None, *, annotate: int = 3, cmap: str = "viridis") -> Any:
+        """Draw the contraction tree with matplotlib (the ``plot`` extra).
+
+        Operands are the leaves; each step is a dot above the operands it
+        contracts, coloured by its FLOPs (log10) and sized by its result's
+        elements; the costliest steps are labelled with both, and the title gives
+        the totals and the sliced axes.
+
+        Args:
+            ax: The matplotlib ``Axes`` to draw on (None: a new figure).
+            annotate: How many of the costliest steps to label.
+            cmap: The colour map of the steps' FLOPs.
+
+        Returns:
+            The ``Axes`` (``ax.figure.savefig("tree.png")`` writes it).
+
+        Raises:
+            ImportError: matplotlib is not installed.
+
+        Examples:
+            >>> import matplotlib
+            >>> matplotlib.use("Agg")
+            >>> import tensorops as tops
+            >>> plan = tops.einsum_path("ab,bc,cd,da->", (8, 8), (8, 8), (8, 8), (8, 8))
+            >>> ax = plan.plot()
+            >>> len(ax.collections)  # operands, steps
+            2
+        """
+        from tensorops._einsum._plot import plot_tree
+
+        return plot_tree(self, ax, annotate, cmap)
 
     def _slicing_lines(self) -> list[str]:
         if not self._plan.sliced_axes:

@@ -13,6 +13,7 @@ the step's result is appended at the end.
 from __future__ import annotations
 
 import operator
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -146,13 +147,17 @@ def contraction_steps(
     if not path:
         raise ValueError("the path is empty; it needs at least one step")
     remaining = [tuple(axes) for axes in inputs]
-    output_set = frozenset(output)
+    # per axis, how many remaining operands hold it, the output counting as one: an
+    # axis is kept by a step while some other operand or the output still has it
+    holders = Counter(output)
+    for axes in remaining:
+        holders.update(axes)
     steps: list[Step] = []
     for number, entry in enumerate(path):
         positions = _check_entry(entry, len(remaining), number)
         operands = tuple(remaining[p] for p in positions)
         for position in sorted(positions, reverse=True):
-            del remaining[position]
+            holders.subtract(remaining.pop(position))
         # dict keys keep first-appearance order, which is deterministic for str axes
         union = dict.fromkeys(axis for axes in operands for axis in axes)
         if number == len(path) - 1:
@@ -161,14 +166,14 @@ def contraction_steps(
                 raise ValueError(f"the last path step lacks output axes {missing}")
             result = tuple(output)
         else:
-            kept = output_set.union(*remaining)
-            result = tuple(axis for axis in union if axis in kept)
+            result = tuple(axis for axis in union if holders[axis] > 0)
         result_set = frozenset(result)
         summed = tuple(axis for axis in union if axis not in result_set)
         flops = flop_count(union, bool(summed), len(positions), size_dict)
         steps.append(
             Step(positions, operands, result, summed, flops, compute_size(result, size_dict))
         )
+        holders.update(result)
         remaining.append(result)
     if len(remaining) != 1:
         raise ValueError(

@@ -68,6 +68,9 @@ class Effort:
             return 0
         return max(0, self.work - self.spent)
 
+    def found(self, cost: int) -> None:
+        """Hear of a tree of ``cost`` (a progress bar shows the best); nothing here."""
+
     def share(self, part: int) -> Effort:
         """A budget of ``1 / part`` of what is left (work, and time to the deadline)."""
         deadline = self.deadline
@@ -218,6 +221,7 @@ def _settle(
         tree.improve(5, 3, budget=before + effort.left(), deadline=effort.deadline)
         effort.spent += tree.work - before
         settled.append((tree.cost(), tree))
+        effort.found(settled[-1][0])
     return settled
 
 
@@ -241,6 +245,7 @@ def _refine(
             effort.spent += tree.work - before
             worked |= tree.work > before
             population[i] = (tree.cost(), tree)
+            effort.found(population[i][0])
             if not effort.left():
                 break
         if not worked:  # every cut of every tree was tried: nothing left to gain

@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from tensorops._axes import product
 from tensorops._einsum._execute import (
     Program,
     arrange_output,
@@ -23,6 +24,7 @@ from tensorops._einsum._execute import (
     moved,
     run_program,
 )
+from tensorops._einsum._progress import progress_bar
 from tensorops._types import Backend
 
 __all__ = ["Slicing", "plan_slicing", "run_sliced"]
@@ -98,11 +100,16 @@ def run_sliced(backend: Backend, operands: Sequence[Any], slicing: Slicing) -> A
         for x, shape in zip(operands, slicing.shapes, strict=True)
     ]
     parts: dict[tuple[int, ...], Any] = {}
+    bar = progress_bar(product(slicing.sizes), "einsum slices", "slice")
     for values in itertools.product(*(range(n) for n in slicing.sizes)):
         pieces = [_index(x, p, values) for x, p in zip(whole, slicing.positions, strict=True)]
         part = run_program(backend, pieces, slicing.program)
         key = tuple(values[k] for k in slicing.placed)
         parts[key] = part + parts[key] if key in parts else part
+        if bar is not None:
+            bar.update()
+    if bar is not None:
+        bar.close()
     results = [parts[key] for key in sorted(parts)]
     x = results[0]
     if slicing.placed:
