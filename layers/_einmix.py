@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import string
+from typing import Any
 
 import torch
 from torch import nn
@@ -11,7 +12,7 @@ from torch import nn
 import tensorops as tops
 from tensorops._grammar import Anon, Axis, Dots, Group, Term, parse_pattern
 
-from ._torch_common import call_repr, check_when_built
+from ._torch_common import call_repr, check_when_built, layer_pattern
 
 __all__ = ["EinMix"]
 
@@ -92,10 +93,21 @@ class EinMix(nn.Module):
     bias: nn.Parameter | None
 
     def __init__(
-        self, pattern: str, /, weight_shape: str, bias_shape: str | None = None, **lengths: int
+        self,
+        pattern: str | None = None,
+        /,
+        weight_shape: str | None = None,
+        bias_shape: str | None = None,
+        **lengths: Any,
     ) -> None:
         super().__init__()
-        self.pattern = pattern
+        self.pattern = layer_pattern(self, pattern, lengths)
+        if weight_shape is None:  # optional in the signature only for pattern= to be a keyword
+            raise tops.ArgumentError(
+                "missing the argument 'weight_shape'",
+                op="EinMix",
+                hint="EinMix('b n c -> b n d', weight_shape='c d', c=..., d=...)",
+            )
         self.weight_shape = weight_shape
         self.bias_shape = bias_shape
         self.lengths = lengths
@@ -117,7 +129,7 @@ class EinMix(nn.Module):
             )
             return self._mix(x, weight, bias)
 
-        check_when_built(self, run, pattern)
+        check_when_built(self, run, self.pattern)
 
     def _fail(self, reason: str, hint: str | None = None) -> tops.TensorOpsError:
         return tops.PatternError(

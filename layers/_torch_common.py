@@ -8,7 +8,7 @@ no tensors): the layers use the public API plus that one framework-free module.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from torch import nn
@@ -21,6 +21,7 @@ __all__ = [
     "Reduction",
     "call_repr",
     "check_when_built",
+    "layer_pattern",
     "probe_shape",
     "reduction_repr",
 ]
@@ -76,6 +77,24 @@ def check_when_built(
         raise error.with_context(op=type(layer).__name__, inputs=()) from None
 
 
+def layer_pattern(layer: nn.Module, pattern: str | None, lengths: dict[str, Any]) -> str:
+    """The pattern `layer` is built with: positional, else einops' keyword ``pattern=``.
+
+    When the pattern was given positionally, a keyword ``pattern=`` stays in
+    `lengths`: the length of an axis named ``pattern``.
+    """
+    if pattern is None:
+        pattern = lengths.pop("pattern", None)
+        if pattern is None:
+            name = type(layer).__name__
+            raise tops.ArgumentError(
+                "missing the argument 'pattern'",
+                op=name,
+                hint=f"pass the pattern first, or as the keyword: {name}(pattern='...')",
+            )
+    return pattern
+
+
 def call_repr(layer: nn.Module, args: list[str], lengths: Mapping[str, Any]) -> str:
     """``Name(arg, ..., axis=length, ...)``: the call that builds `layer` again."""
     shown = args + [f"{name}={value!r}" for name, value in lengths.items()]
@@ -99,8 +118,14 @@ class PatternLayer(nn.Module):
     ``self.lengths``; the check runs it on a meta tensor when the layer is built.
     """
 
-    def __init__(self, pattern: str, /, **lengths: int) -> None:
+    def __init__(self, pattern: str | None = None, /, *extra: NoReturn, **lengths: Any) -> None:
         super().__init__()
+        if extra:  # here, not in the signature: Python's message would name PatternLayer
+            raise TypeError(
+                f"{type(self).__name__}() takes the pattern positionally and axis lengths "
+                f"as keywords; {len(extra)} more positional argument(s) given"
+            )
+        pattern = layer_pattern(self, pattern, lengths)
         self.pattern = pattern
         self.lengths = lengths
         check_when_built(self, self.forward, pattern)

@@ -37,6 +37,7 @@ from ._torch_common import (
     Reduction,
     call_repr,
     check_when_built,
+    layer_pattern,
     reduction_repr,
 )
 
@@ -108,8 +109,11 @@ class Reduce(nn.Module):
         torch.Size([2])
     """
 
-    def __init__(self, pattern: str, reduction: Reduction | None = None, /, **lengths: Any) -> None:
+    def __init__(
+        self, pattern: str | None = None, reduction: Reduction | None = None, /, **lengths: Any
+    ) -> None:
         super().__init__()
+        pattern = layer_pattern(self, pattern, lengths)
         if reduction is None:  # einops' keyword spelling, Reduce(pattern, reduction="max")
             reduction = lengths.pop("reduction", None)
         self.pattern = pattern

@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 
 __all__ = [
     "FRAMEWORK_ERRORS",
+    "MISSING",
     "ArgumentError",
     "BackendError",
     "PatternError",
@@ -52,6 +53,7 @@ __all__ = [
     "bad_length",
     "describe_input",
     "describe_inputs",
+    "keyword_arguments",
     "not_a_pattern",
     "unknown_option",
 ]
@@ -298,6 +300,47 @@ def not_a_pattern(value: Any, example: str) -> ArgumentError:
         f"the pattern must be a str, got {type(value).__name__}",
         hint=f"the array comes first, then the pattern: {example}",
     )
+
+
+class _Missing:
+    """The type of `MISSING`."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+#: The default of an argument that einops also takes as a keyword (``pattern=``,
+#: ``tensor=``): not given positionally.
+MISSING: Any = _Missing()
+
+
+def keyword_arguments(
+    op: str, given: tuple[Any, ...], names: tuple[str, ...], keywords: dict[str, Any]
+) -> tuple[Any, ...]:
+    """`given` with each argument not given positionally taken from `keywords` by einops' name.
+
+    A keyword is an argument only where that argument was not given positionally
+    (it is then popped from `keywords`); where it was, the keyword stays in
+    `keywords`, the length of an axis of that name.
+
+    Examples:
+        >>> keywords = {"pattern": "a -> a", "h": 2}
+        >>> keyword_arguments("rearrange", ("x", MISSING), ("tensor", "pattern"), keywords)
+        ('x', 'a -> a')
+        >>> keywords
+        {'h': 2}
+    """
+    values = list(given)
+    for i, name in enumerate(names):
+        if values[i] is MISSING:
+            if name not in keywords:
+                raise ArgumentError(
+                    f"missing the argument {name!r}",
+                    op=op,
+                    hint=f"pass it positionally or as the keyword {name}=",
+                )
+            values[i] = keywords.pop(name)
+    return tuple(values)
 
 
 class UnknownOptionError(ArgumentError, KeyError):

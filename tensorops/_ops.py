@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar, overload
 
 from tensorops._dispatch import Op, call, stack_lists
-from tensorops._errors import unknown_option
+from tensorops._errors import MISSING, keyword_arguments, unknown_option
 from tensorops._plan import plan_recipe
 from tensorops._types import REDUCTIONS, Backend, Executor, Reduction
 
@@ -37,6 +37,8 @@ def _plan_reduce(
         return plan_recipe("reduce", pattern, shape, lengths).executor(backend)
     if variant == "rearrange":  # einops' name for a reduce that reduces nothing
         return _plan_rearrange(pattern, shape, lengths, variant, backend)
+    if variant == "repeat":  # einops' name for a reduce that adds the axes new on the right
+        return _plan_repeat(pattern, shape, lengths, variant, backend)
     if variant not in REDUCTIONS:
         raise unknown_option("reduction", variant, REDUCTIONS, "or a callable f(x, axes)")
     return plan_recipe("reduce", pattern, shape, lengths).executor(backend, variant)
@@ -52,12 +54,19 @@ REARRANGE = Op("rearrange", _plan_rearrange, "rearrange(x, 'a b -> b a')", stack
 REDUCE = Op("reduce", _plan_reduce, "reduce(x, 'a b -> a', 'sum')", stack_lists)
 REPEAT = Op("repeat", _plan_repeat, "repeat(x, 'a -> a b', b=2)", stack_lists)
 
+#: einops' names of the array and the pattern, for calls that pass them as keywords.
+_NAMES = ("tensor", "pattern")
+
 
 @overload
 def rearrange(x: Sequence[ArrayT], pattern: str, /, **lengths: int) -> ArrayT: ...
 @overload
 def rearrange(x: ArrayT, pattern: str, /, **lengths: int) -> ArrayT: ...
-def rearrange(x: Any, pattern: str, /, **lengths: int) -> Any:
+@overload
+def rearrange(x: ArrayT, /, *, pattern: str, **lengths: int) -> ArrayT: ...
+@overload
+def rearrange(*, tensor: ArrayT, pattern: str, **lengths: int) -> ArrayT: ...
+def rearrange(x: Any = MISSING, pattern: Any = MISSING, /, **lengths: Any) -> Any:
     """Reorder, split and merge axes by a pattern; returns a view whenever the framework can.
 
     Args:
@@ -66,9 +75,10 @@ def rearrange(x: Any, pattern: str, /, **lengths: int) -> Any:
         pattern: ``"left -> right"``, e.g. ``"b c (h w) -> b h w c"``. Both sides
             name the same axes; ``1`` and ``()`` are unit axes that may appear or
             disappear; ``...`` stands for any number of axes.
-        **lengths: lengths of axes that cannot be inferred from the shape. Any
-            identifier is an axis name, ``x`` and ``pattern`` included: the array and
-            the pattern are positional-only.
+        **lengths: lengths of axes that cannot be inferred from the shape. As in
+            einops, ``tensor=`` and ``pattern=`` are the array and the pattern
+            when they are not given positionally; when they are, any identifier
+            is an axis name, ``tensor`` and ``pattern`` included.
 
     Returns:
         An array of the input's family, device and dtype.
@@ -83,7 +93,11 @@ def rearrange(x: Any, pattern: str, /, **lengths: int) -> Any:
         (8, 64, 48)
         >>> tops.rearrange([x[0], x[1]], "n c h w -> n h w c").shape
         (2, 32, 32, 3)
+        >>> tops.rearrange(tensor=x, pattern="b c h w -> b (c h w)").shape
+        (8, 3072)
     """
+    if pattern is MISSING:
+        x, pattern = keyword_arguments("rearrange", (x, pattern), _NAMES, lengths)
     return call(REARRANGE, x, pattern, lengths, None, None)
 
 
@@ -95,7 +109,13 @@ def reduce(
 def reduce(
     x: ArrayT, pattern: str, reduction: Reduction | None = None, /, **lengths: Any
 ) -> ArrayT: ...
-def reduce(x: Any, pattern: str, reduction: Reduction | None = None, /, **lengths: Any) -> Any:
+@overload
+def reduce(x: ArrayT, /, *, pattern: str, **lengths: Any) -> ArrayT: ...
+@overload
+def reduce(*, tensor: ArrayT, pattern: str, **lengths: Any) -> ArrayT: ...
+def reduce(
+    x: Any = MISSING, pattern: Any = MISSING, reduction: Reduction | None = None, /, **lengths: Any
+) -> Any:
     """Rearrange and reduce the axes missing on the right.
 
     Args:
@@ -106,10 +126,13 @@ def reduce(x: Any, pattern: str, reduction: Reduction | None = None, /, **length
         reduction: ``"sum"``, ``"mean"``, ``"max"``, ``"min"``, ``"prod"``,
             ``"any"``, ``"all"``, or a callable ``f(x, axes)`` that reduces the
             tuple of axes ``axes`` of ``x`` and drops them; ``"rearrange"``
-            reduces nothing (a `rearrange`, as in einops). Given positionally or,
+            reduces nothing (a `rearrange`, as in einops) and ``"repeat"`` adds
+            the axes new on the right (a `repeat`, as in einops). Given positionally or,
             as in einops, as the keyword ``reduction=``; when it is positional, a
             keyword ``reduction=`` is the length of an axis of that name.
-        **lengths: lengths of axes that cannot be inferred.
+        **lengths: lengths of axes that cannot be inferred; ``tensor=`` and
+            ``pattern=`` are the array and the pattern when they are not given
+            positionally (as in einops), else axis lengths.
 
     Returns:
         An array of the input's family; its dtype follows the framework's own
@@ -123,7 +146,11 @@ def reduce(x: Any, pattern: str, reduction: Reduction | None = None, /, **length
                [13., 15.]])
         >>> tops.reduce(x, "b c h w -> b c", lambda t, axes: t.sum(axis=axes))
         array([[120.]])
+        >>> tops.reduce(tensor=x, pattern="b ... -> (b s) ...", reduction="repeat", s=2).shape
+        (2, 1, 4, 4)
     """
+    if pattern is MISSING:
+        x, pattern = keyword_arguments("reduce", (x, pattern), _NAMES, lengths)
     if reduction is None:
         reduction = lengths.pop("reduction", None)
     # a name or a bad value is checked when the plan is made, with the call's context
@@ -135,7 +162,11 @@ def reduce(x: Any, pattern: str, reduction: Reduction | None = None, /, **length
 def repeat(x: Sequence[ArrayT], pattern: str, /, **lengths: int) -> ArrayT: ...
 @overload
 def repeat(x: ArrayT, pattern: str, /, **lengths: int) -> ArrayT: ...
-def repeat(x: Any, pattern: str, /, **lengths: int) -> Any:
+@overload
+def repeat(x: ArrayT, /, *, pattern: str, **lengths: int) -> ArrayT: ...
+@overload
+def repeat(*, tensor: ArrayT, pattern: str, **lengths: int) -> ArrayT: ...
+def repeat(x: Any = MISSING, pattern: Any = MISSING, /, **lengths: Any) -> Any:
     """Rearrange and add (tile) axes that are new on the right.
 
     New axes are broadcast without copying where the framework can: on NumPy the
@@ -148,7 +179,9 @@ def repeat(x: Any, pattern: str, /, **lengths: int) -> Any:
         x: an array, or a list of arrays of one shape (stacked first).
         pattern: e.g. ``"h w -> h w c"``; every axis new on the right needs a
             length, as a keyword or an integer literal.
-        **lengths: lengths of new axes and of axes that cannot be inferred.
+        **lengths: lengths of new axes and of axes that cannot be inferred;
+            ``tensor=`` and ``pattern=`` are the array and the pattern when they
+            are not given positionally (as in einops), else axis lengths.
 
     Examples:
         >>> import numpy as np, tensorops as tops
@@ -156,5 +189,11 @@ def repeat(x: Any, pattern: str, /, **lengths: int) -> Any:
         (30, 40, 3)
         >>> tops.repeat(np.array([1, 2]), "w -> (w 2)")
         array([1, 1, 2, 2])
+        >>> tops.repeat(np.array([1, 2]), "w -> w pattern", pattern=3).shape  # an axis
+        (2, 3)
+        >>> tops.repeat(tensor=np.array([1, 2]), pattern="w -> w c", c=3).shape
+        (2, 3)
     """
+    if pattern is MISSING:
+        x, pattern = keyword_arguments("repeat", (x, pattern), _NAMES, lengths)
     return call(REPEAT, x, pattern, lengths, None, None)

@@ -124,28 +124,31 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
 
 
 @replayable("unpack")
-def unpack(packed: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str) -> list[ArrayT]:
+def unpack(tensor: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str) -> list[ArrayT]:
     """Undo `pack`: split along ``*`` and restore each piece's shape.
 
     Args:
-        packed: the packed array.
+        tensor: the packed array (einops' name for it, so that
+            ``unpack(tensor=..., packed_shapes=..., pattern=...)`` works as in einops).
         packed_shapes: the shapes ``*`` stands for in each piece, as returned by
             ``pack``; one length in all of them may be ``-1`` (inferred).
         pattern: the pattern given to ``pack``.
 
     Returns:
-        The pieces, as views of ``packed`` where the framework can.
+        The pieces, as views of ``tensor`` where the framework can.
 
     Examples:
         >>> import numpy as np, tensorops as tops
         >>> packed = np.zeros((2, 17, 8))
         >>> [p.shape for p in tops.unpack(packed, [(), (16,)], "b * d")]
         [(2, 8), (2, 16, 8)]
+        >>> len(tops.unpack(tensor=packed, packed_shapes=[(17,)], pattern="b * d"))
+        1
     """
     try:
         position, n_other = _pack_term("unpack", pattern)
-        backend = get_backend(packed)
-        shape = tuple(packed.shape)  # type: ignore[attr-defined]
+        backend = get_backend(tensor)
+        shape = tuple(tensor.shape)  # type: ignore[attr-defined]
         if len(shape) != n_other + 1:
             raise ShapeError(
                 f"the packed input has {len(shape)} dimensions, the pattern has {n_other + 1}"
@@ -157,13 +160,13 @@ def unpack(packed: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str)
             for d in piece:
                 size *= d
             sizes.append(size)
-        pieces = backend.split(packed, sizes, position)
+        pieces = backend.split(tensor, sizes, position)
         before, after = shape[:position], shape[position + 1 :]
         return [backend.reshape(p, before + s + after) for p, s in zip(pieces, shapes, strict=True)]
     except TensorOpsError as error:
         raise_error(
-            _in_context(error, "unpack", pattern, [packed]),
-            ("unpack", (packed, packed_shapes, pattern)),
+            _in_context(error, "unpack", pattern, [tensor]),
+            ("unpack", (tensor, packed_shapes, pattern)),
         )
 
 

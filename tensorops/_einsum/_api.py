@@ -135,7 +135,10 @@ def einsum(*args: Any, **keywords: Any) -> Any:
 
     Args:
         *args: The equation and the arrays, as ``(equation, *arrays)`` (NumPy order)
-            or ``(*arrays, equation)`` (einops order, always spaced names). The arrays
+            or ``(*arrays, equation)`` (einops order, always spaced names), or the
+            arrays alone with the equation as the keyword ``pattern=`` (einops'
+            name; when an equation is given positionally, ``pattern=`` is the
+            length of an axis of that name). The arrays
             are of one family; a Python number is a 0-d operand of that family
             (``",i"`` scales).
         **keywords: A keyword naming an input axis of the equation is that axis's
@@ -171,6 +174,8 @@ def einsum(*args: Any, **keywords: Any) -> Any:
         (2, 4)
         >>> tops.einsum(a, b, "i j, j k -> i k").sum()
         np.float64(24.0)
+        >>> tops.einsum(a, b, pattern="i j, j k -> i k").shape
+        (2, 4)
         >>> x, w = np.ones((5, 8 * 4)), np.ones((4, 6))
         >>> tops.einsum("b (h d), d e -> b h e", x, w, h=8).shape
         (5, 8, 6)
@@ -210,6 +215,10 @@ def _einsum_with_options(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any
     """Einsum in any calling convention, with any option (see `._arguments`)."""
     equation: Any = None
     operands: tuple[Any, ...] = ()
+    if type(keywords.get("pattern")) is str and not any(type(arg) is str for arg in args):
+        # the equation as the keyword pattern=, einops' name for it: the einops order
+        keywords = dict(keywords)
+        args = (*args, keywords.pop("pattern"))
     lengths = {name: value for name, value in keywords.items() if name not in OPTIONS}
     progress: bool | None = None
     try:

@@ -21,8 +21,14 @@ DESELECTED_BY_PEER = pytest.StashKey[Counter[str]]()
 STALE = pytest.StashKey[set[str]]()
 
 
+#: The test modules here that are plain pytest modules, not a peer's suite.
+PLAIN_MODULES = ("test_clients.py",)
+
+
 def is_suite_file(path: Path) -> bool:
     """Whether `path` is one of the suite files here (``test_<peer>.py``)."""
+    if path.name in PLAIN_MODULES:
+        return False
     return path.parent == HERE and path.name.startswith("test_") and path.suffix == ".py"
 
 
