@@ -15,8 +15,10 @@ from tensorops._config import config as config
 from tensorops._convert import asnumpy as asnumpy
 from tensorops._convert import convert as convert
 from tensorops._einsum import ContractionPlan as ContractionPlan
+from tensorops._einsum import EinsumExpression as EinsumExpression
 from tensorops._einsum import PlanStore as PlanStore
 from tensorops._einsum import einsum as einsum
+from tensorops._einsum import einsum_expression as einsum_expression
 from tensorops._einsum import einsum_path as einsum_path
 from tensorops._errors import ArgumentError as ArgumentError
 from tensorops._errors import BackendError as BackendError
@@ -63,6 +65,7 @@ __all__ = [
     "ArgumentError",
     "BackendError",
     "ContractionPlan",
+    "EinsumExpression",
     "PatternError",
     "PlanStore",
     "ShapeError",
@@ -75,6 +78,7 @@ __all__ = [
     "config",
     "convert",
     "einsum",
+    "einsum_expression",
     "einsum_path",
     "explain",
     "get_at",

@@ -3,6 +3,15 @@
 from tensorops._einsum._api import ContractionPlan as ContractionPlan
 from tensorops._einsum._api import einsum as einsum
 from tensorops._einsum._api import einsum_path as einsum_path
+from tensorops._einsum._expression import EinsumExpression as EinsumExpression
+from tensorops._einsum._expression import einsum_expression as einsum_expression
 from tensorops._einsum._store import PlanStore as PlanStore
 
-__all__ = ["ContractionPlan", "PlanStore", "einsum", "einsum_path"]
+__all__ = [
+    "ContractionPlan",
+    "EinsumExpression",
+    "PlanStore",
+    "einsum",
+    "einsum_expression",
+    "einsum_path",
+]

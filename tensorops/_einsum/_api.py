@@ -41,7 +41,7 @@ from tensorops._errors import ArgumentError, TensorOpsError, describe_inputs
 from tensorops._tracing import raise_error
 from tensorops._types import Backend, Executor
 
-__all__ = ["EINSUM", "ContractionPlan", "einsum", "einsum_path"]
+__all__ = ["EINSUM", "ContractionPlan", "einsum", "einsum_path", "optimizer_path", "path_shape"]
 
 # Python numbers numpy.einsum takes as 0-d operands.
 _NUMBERS = (int, float, complex)
@@ -228,7 +228,7 @@ def _einsum_with_options(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any
             progress = check_progress(options.pop("progress"))
         shapes = [_shape(x) for x in operands]
         settings, extras, family = read_options(options, config.current, shapes, operands)
-        settings = _optimizer_path(settings, equation, shapes, lengths, spaced)
+        settings = optimizer_path(settings, equation, shapes, lengths, spaced)
         source = _family(operands)
         if family not in ("auto", source):
             operands = tuple(convert(x, family) for x in operands)
@@ -252,7 +252,7 @@ def _family(operands: Sequence[Any]) -> str:
     return "numpy"
 
 
-def _optimizer_path(
+def optimizer_path(
     settings: Settings,
     equation: str,
     shapes: Sequence[tuple[int, ...]],
@@ -276,7 +276,7 @@ def _optimizer_path(
 _INT = frozenset((int,))
 
 
-def _path_shape(operand: Any, shapes: Any) -> tuple[int, ...]:
+def path_shape(operand: Any, shapes: Any) -> tuple[int, ...]:
     """The shape an operand of ``einsum_path`` stands for: a shape tuple, or an array's."""
     if shapes or type(operand) is tuple:
         items = tuple(operand) if isinstance(operand, (tuple, list)) else None
@@ -291,7 +291,7 @@ def _path_shape(operand: Any, shapes: Any) -> tuple[int, ...]:
 
 
 def _path_shapes(operands: tuple[Any, ...], shapes: Any) -> tuple[tuple[int, ...], ...]:
-    """`_path_shape` of every operand; shape tuples alone are checked in one pass."""
+    """`path_shape` of every operand; shape tuples alone are checked in one pass."""
     for operand in operands:
         if type(operand) is not tuple:
             break
@@ -300,7 +300,7 @@ def _path_shapes(operands: tuple[Any, ...], shapes: Any) -> tuple[tuple[int, ...
         # min's default= would cost more than the whole check
         if _INT.issuperset(map(type, lengths)) and (not lengths or min(lengths) >= 0):
             return operands
-    return tuple([_path_shape(x, shapes) for x in operands])  # says which is not a shape
+    return tuple([path_shape(x, shapes) for x in operands])  # says which is not a shape
 
 
 def einsum_path(*args: Any, **keywords: Any) -> ContractionPlan:
@@ -351,7 +351,7 @@ def einsum_path(*args: Any, **keywords: Any) -> ContractionPlan:
         progress = check_progress(options.pop("progress", config.progress))
         shapes = _path_shapes(operands, as_shapes)
         settings, _, _ = read_options(options, config.current, shapes, operands)
-        settings = _optimizer_path(settings, equation, shapes, lengths, spaced)
+        settings = optimizer_path(settings, equation, shapes, lengths, spaced)
         items = tuple(lengths.items())
         with requested(progress):
             plan = plan_einsum_cached(equation, shapes, items, spaced, settings)

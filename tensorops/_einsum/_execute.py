@@ -29,7 +29,9 @@ __all__ = [
     "arrange_output",
     "build_program",
     "moved",
+    "prepare_operand",
     "promote",
+    "run_pairs",
     "run_program",
 ]
 
@@ -230,16 +232,21 @@ def run_program(backend: Backend, operands: Sequence[Any], program: Program) -> 
     slots = list(operands)
     for i, step in enumerate(program.prepare):
         if step is not None:
-            slots[i] = _run_prepare(backend, slots[i], step)
+            slots[i] = prepare_operand(backend, slots[i], step)
     slots.extend([None] * len(program.pairs))
-    for pair in program.pairs:
+    run_pairs(backend, slots, program.pairs)
+    x = slots[program.final]
+    del slots
+    return arrange_output(backend, x, program.perm, program.shape)
+
+
+def run_pairs(backend: Backend, slots: list[Any], pairs: Sequence[Pair]) -> None:
+    """Run pairwise steps on `slots` in place; a step clears the two slots it reads."""
+    for pair in pairs:
         a, b = slots[pair.left], slots[pair.right]
         slots[pair.left] = slots[pair.right] = None
         slots[pair.out] = _run_pair(backend, a, b, pair)
         del a, b
-    x = slots[program.final]
-    del slots
-    return arrange_output(backend, x, program.perm, program.shape)
 
 
 def arrange_output(
@@ -253,7 +260,8 @@ def arrange_output(
     return x
 
 
-def _run_prepare(backend: Backend, x: Any, step: Prepare) -> Any:
+def prepare_operand(backend: Backend, x: Any, step: Prepare) -> Any:
+    """One operand reshaped, its diagonals taken and its own axes summed, as `step` says."""
     if step.shape is not None:
         x = backend.reshape(x, step.shape)
     for axis1, axis2 in step.diagonals:

@@ -8,7 +8,9 @@ from tests.compat._harness import Suite
 SUITE = Suite(
     peer="opt_einsum",
     modules=("opt_einsum.tests",),
-    redirect={"opt_einsum": {"contract": tops.einsum}},
+    redirect={
+        "opt_einsum": {"contract": tops.einsum, "contract_expression": tops.einsum_expression}
+    },
     filterwarnings={
         # opt_einsum's own contract_expression on dask (dask.array.einsum) rechunks
         "opt_einsum.tests.test_backends::test_dask": (
