@@ -36,7 +36,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from tensorops._backends import ADAPTERS, get_backend
+from tensorops._backends import ADAPTERS, backend_for_name, get_backend
 from tensorops._errors import (
     FRAMEWORK_ERRORS,
     ArgumentError,
@@ -45,7 +45,18 @@ from tensorops._errors import (
     describe_inputs,
     not_a_pattern,
 )
-from tensorops._tracing import Replay, is_compiling, raise_error, replayable
+from tensorops._tracing import (
+    STAND_INS,
+    Program,
+    Recorder,
+    Replay,
+    constant_result,
+    is_compiling,
+    raise_error,
+    record,
+    replay,
+    replayable,
+)
 from tensorops._types import Backend, Executor
 
 __all__ = [
@@ -110,10 +121,105 @@ class Op:
 def bound_plan(
     op: Op, pattern: str, shapes: Any, lengths: Lengths, variant: Any, adapter: Backend
 ) -> Executor:
-    """The executor of `op` for these arguments; cached (a hit is one dictionary lookup)."""
+    """The executor of `op` for these arguments; cached (a hit is one dictionary lookup).
+
+    Under torch.compile, Dynamo traces this body on every call (it does not consult the
+    cache): with plain sizes the executor replays the calls `_program` recorded.
+    """
+    if is_compiling() and adapter.name in STAND_INS and _plain(shapes, lengths):
+        return _replayer(op, pattern, shapes, lengths, variant, adapter)
     if adapter.traced(shapes):
         raise KeyError("recorded sizes: planned by the slow path from plain ones")
     return op.plan(pattern, shapes, lengths, variant, adapter)
+
+
+def _plain(shapes: Any, lengths: Lengths) -> bool:
+    """Whether the sizes (one shape or a tuple of shapes) and lengths are plain ints.
+
+    ``n.__class__``, not ``type(n)``: Dynamo gives ``int`` as the type of a symbolic
+    size, and its class as ``SymInt``.
+    """
+    for n in shapes:
+        if n.__class__ is not int and not (isinstance(n, tuple) and _plain(n, ())):
+            return False
+    return all(n.__class__ is int for _, n in lengths)
+
+
+def _replayer(
+    op: Op, pattern: str, shapes: Any, lengths: Lengths, variant: Any, adapter: Backend
+) -> Executor:
+    """The executor Dynamo traces: the recorded calls of `_program`, made on the arrays.
+
+    A call `_program` cannot record (a function for reduction, ``out=``, an error)
+    runs the plan made here, as every call did before recording: traced line by line.
+    """
+    many = bool(shapes) and isinstance(shapes[0], tuple)
+
+    def run(arrays: Any, arg: Any) -> Any:
+        inputs = arrays if many else (arrays,)
+        program = None
+        if arg is None or type(arg) is str:
+            dtypes = tuple([x.dtype for x in inputs])
+            program = _program(
+                op.name, pattern, shapes, lengths, variant, adapter.name, dtypes, arg
+            )
+        if program is None:
+            return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
+        return replay(adapter, program, inputs)
+
+    return run
+
+
+@constant_result
+def _program(
+    name: str,
+    pattern: str,
+    shapes: Any,
+    lengths: Lengths,
+    variant: Any,
+    family: str,
+    dtypes: tuple[Any, ...],
+    arg: str | None,
+) -> Program | None:
+    """The framework calls of a call, recorded on stand-ins; None if they cannot be.
+
+    Dynamo runs this itself (`constant_result`) and traces only the replay. Its
+    arguments are plain data, so every call site of one pattern and shape shares a
+    recording.
+    """
+    many = bool(shapes) and isinstance(shapes[0], tuple)
+    shapes = tuple(tuple(s) for s in shapes) if many else tuple(shapes)
+    return _recorded(name, pattern, shapes, lengths, variant, family, dtypes, arg, many)
+
+
+@functools.lru_cache(maxsize=PLAN_CACHE_SIZE)
+def _recorded(
+    name: str,
+    pattern: str,
+    shapes: Any,
+    lengths: Lengths,
+    variant: Any,
+    family: str,
+    dtypes: tuple[Any, ...],
+    arg: str | None,
+    many: bool,
+) -> Program | None:
+    op, recorder = Op.by_name[name], _recorder(family)
+    stand_in = STAND_INS[family]
+    inputs = [
+        stand_in(s, str(d)) for s, d in zip(shapes if many else (shapes,), dtypes, strict=True)
+    ]
+    try:
+        return record(
+            lambda: bound_plan(op, pattern, shapes, lengths, variant, recorder), inputs, arg, many
+        )
+    except Exception:  # an error, or a step not made by the adapter: traced as before
+        return None
+
+
+@functools.cache
+def _recorder(family: str) -> Recorder:
+    return Recorder(backend_for_name(family))
 
 
 def call(op: Op, x: Any, pattern: Any, lengths: dict[str, Any], variant: Any, arg: Any) -> Any:

@@ -46,10 +46,15 @@ from tensorops._errors import FRAMEWORK_ERRORS, TensorOpsError
 __all__ = [
     "REPLAYS",
     "STAND_INS",
+    "Program",
+    "Recorder",
     "Replay",
+    "constant_result",
     "install",
     "is_compiling",
     "raise_error",
+    "record",
+    "replay",
     "replayable",
 ]
 
@@ -216,6 +221,181 @@ def _passing(cls: type[TensorOpsError]) -> type[TensorOpsError]:
         passing.__qualname__ = cls.__qualname__
         _PASSING[cls] = passing
     return passing
+
+
+def constant_result(function: _CallableT) -> _CallableT:
+    """Mark `function` as Dynamo's ``assume_constant_result`` does, without importing torch.
+
+    Dynamo then calls it itself on the constant values of its arguments and puts its
+    result in the trace as a constant, instead of tracing its bytecode.
+    """
+    function._dynamo_marked_constant = True  # type: ignore[attr-defined]
+    return function
+
+
+# --- Recording: a call's framework calls, planned outside the trace ----------------------
+#
+# Under torch.compile the dispatch hands a call with plain (static) sizes to a function
+# marked with `constant_result`. That function plans the call as eager code does, with a
+# `Recorder` for adapter, and runs the plan's executor on stand-ins (meta tensors): the
+# recorder writes down each framework call the executor makes, with its constant
+# arguments. Dynamo gets that list as a constant and traces only `replay`, a short loop
+# that makes the same calls on the real arrays.
+
+#: One recorded call: the adapter method, the arguments that made the executor it is
+#: (None for a plain method), its arguments (None where an array goes), where the arrays
+#: go ``(position, index or tuple of indices)``, and whether it returns a list. Plain
+#: data only: Dynamo takes it as a constant, which may hold no function.
+Step = tuple[str, Any, tuple[Any, ...], tuple[tuple[int, Any], ...], bool]
+#: A recorded call path: its steps and the index of the result among the arrays.
+Program = tuple[tuple[Step, ...], int]
+
+
+class _Tape:
+    """The steps recorded so far and the number of arrays known (inputs and results)."""
+
+    __slots__ = ("count", "steps")
+
+    def __init__(self, count: int) -> None:
+        self.steps: list[Step] = []
+        self.count = count
+
+
+class _Recorded:
+    """An array of the recorded call: its stand-in (shape, dtype) and its index on the tape."""
+
+    __slots__ = ("index", "stand_in", "tape")
+
+    def __init__(self, stand_in: Any, tape: _Tape, index: int) -> None:
+        self.stand_in, self.tape, self.index = stand_in, tape, index
+
+    @property
+    def shape(self) -> Any:
+        return self.stand_in.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self.stand_in.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.stand_in.shape)
+
+
+#: The adapter methods that make an executor: the executor's calls are recorded.
+_MAKERS = frozenset(
+    ("permuter", "reshaper", "reducer", "softmaxer", "einsummer", "gatherer", "scatterer")
+)
+
+
+class Recorder:
+    """An adapter that plans as `inner` does and records the framework calls it makes.
+
+    Every method is `inner`'s; a call with a recorded array among its arguments runs
+    on the stand-ins and is written down (see `record`).
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def __getattr__(self, method: str) -> Any:
+        function = getattr(self.inner, method)
+        if method not in _MAKERS:
+            return lambda *args: _call(method, None, function, args)
+
+        def make(*made: Any) -> Any:
+            run = function(*made)
+            plain = tuple(_without_functions(value) for value in made)
+            return None if run is None else (lambda *args: _call(method, plain, run, args))
+
+        return make
+
+    def __repr__(self) -> str:
+        return f"Recorder({self.inner!r})"
+
+
+def _without_functions(value: Any) -> Any:
+    """`value` with the functions in a named tuple made None.
+
+    A function cannot be part of Dynamo's constant: `IndexSpec.out_of_range`, which
+    the torch adapter never calls (its kernels check the range).
+    """
+    fields = getattr(value, "_fields", None)
+    if not isinstance(value, tuple) or fields is None:
+        return value
+    functions = {k: None for k, v in zip(fields, value, strict=True) if callable(v)}
+    return value._replace(**functions) if functions else value  # type: ignore[attr-defined]
+
+
+def _call(method: str, made: Any, function: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    """`function` on the stand-ins of `args`; written down if an argument is recorded."""
+    tape: _Tape | None = None
+    plain: list[Any] = []
+    refs: list[tuple[int, Any]] = []
+    for position, value in enumerate(args):
+        if isinstance(value, _Recorded):
+            tape = value.tape
+            refs.append((position, value.index))
+            plain.append(value.stand_in)
+        elif isinstance(value, (list, tuple)) and value and isinstance(value[0], _Recorded):
+            tape = value[0].tape
+            refs.append((position, tuple(item.index for item in value)))
+            plain.append([item.stand_in for item in value])
+        else:
+            plain.append(value)
+    result = function(*plain)
+    if tape is None:
+        return result  # a question about dtypes or shapes: its answer is constant
+    template = list(args)
+    for position, _ in refs:
+        template[position] = None
+    many = isinstance(result, (list, tuple))
+    tape.steps.append((method, made, tuple(template), tuple(refs), many))
+    results = list(result) if many else [result]
+    recorded = [_Recorded(item, tape, tape.count + i) for i, item in enumerate(results)]
+    tape.count += len(recorded)
+    return recorded if many else recorded[0]
+
+
+def record(
+    plan: Callable[[], Callable[[Any, Any], Any]], stand_ins: list[Any], arg: Any, many: bool
+) -> Program:
+    """What the executor `plan` makes (for a `Recorder`) does to arrays like `stand_ins`.
+
+    Raises:
+        TensorOpsError: the plan's or the executor's error.
+        TypeError: the executor does something to an array that is not an adapter call.
+    """
+    tape = _Tape(len(stand_ins))
+    inputs = [_Recorded(x, tape, i) for i, x in enumerate(stand_ins)]
+    _REPLAYING.append("record")  # plans and errors as in eager code
+    try:
+        result = plan()(inputs if many else inputs[0], arg)
+    finally:
+        _REPLAYING.pop()
+    if not isinstance(result, _Recorded):
+        raise TypeError("the executor returned no recorded array")
+    return tuple(tape.steps), result.index
+
+
+def replay(adapter: Any, program: Program, arrays: Any) -> Any:
+    """Make the recorded calls of `program` on `arrays` (a list) with `adapter`.
+
+    This loop is all Dynamo traces of a recorded call.
+    """
+    known = list(arrays)
+    for method, made, template, refs, many in program[0]:
+        args = list(template)
+        for position, index in refs:
+            args[position] = [known[i] for i in index] if isinstance(index, tuple) else known[index]
+        function = getattr(adapter, method)
+        result = function(*made)(*args) if made is not None else function(*args)
+        if many:
+            known.extend(result)
+        else:
+            known.append(result)
+    return known[program[1]]
 
 
 def _prepare_dynamo(dynamo: Any) -> None:
