@@ -261,3 +261,17 @@ def test_cli_lists_and_clears(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert _entry_files(tmp_path) == []
     assert main(["store", "prune"]) == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_einsum_uses_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    arrays = [np.random.default_rng(k).random(shape) for k, shape in enumerate(SHAPES)]
+    with tops.config(plan_store=str(tmp_path)):
+        first = tops.einsum(RING, *arrays, strategy="dp")
+        assert len(_entry_files(tmp_path)) == 1
+        tops.clear_caches()
+        monkeypatch.setattr(_compile, "plan_contraction", None)  # a call would fail
+        again = tops.einsum(RING, *arrays, strategy="dp")
+    np.testing.assert_allclose(first, np.einsum(RING, *arrays))
+    np.testing.assert_allclose(again, first)
