@@ -261,3 +261,48 @@ def test_cli_lists_and_clears(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert _entry_files(tmp_path) == []
     assert main(["store", "prune"]) == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_einsum_uses_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    arrays = [np.random.default_rng(k).random(shape) for k, shape in enumerate(SHAPES)]
+    with tops.config(plan_store=str(tmp_path)):
+        first = tops.einsum(RING, *arrays, strategy="dp")
+        assert len(_entry_files(tmp_path)) == 1
+        tops.clear_caches()
+        monkeypatch.setattr(_compile, "plan_contraction", None)  # a call would fail
+        again = tops.einsum(RING, *arrays, strategy="dp")
+    np.testing.assert_allclose(first, np.einsum(RING, *arrays))
+    np.testing.assert_allclose(again, first)
+
+
+_PROCESS = """
+import sys, tensorops as tops
+from tensorops._einsum import _compile
+if sys.argv[1] == "second":
+    _compile.plan_contraction = None  # planning again would fail
+plan = tops.einsum_path({ring!r}, *{shapes!r}, strategy="hyper", max_time=0.5)
+print(plan.path)
+"""
+
+
+def test_a_second_process_reads_what_the_first_wrote(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = _PROCESS.format(ring=RING, shapes=SHAPES)
+    environment = {**os.environ, ENV_VAR: str(tmp_path)}
+    paths = [
+        subprocess.run(
+            [sys.executable, "-c", script, which],
+            env=environment,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout
+        for which in ("first", "second")
+    ]
+    assert paths[0] == paths[1]
+    assert len(_entry_files(tmp_path)) == 1

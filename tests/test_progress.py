@@ -138,3 +138,26 @@ def test_bad_progress_value(value: object) -> None:
         tops.einsum(RING, *MATRICES, progress=value)
     with pytest.raises(tops.ArgumentError, match="progress must be True or False"):
         tops.config.progress = value  # type: ignore[assignment]
+
+
+@pytest.mark.slow
+def test_silent_under_torch_compile(bars: list[Recorder]) -> None:
+    torch = pytest.importorskip("torch")
+    matrices = [torch.from_numpy(m) for m in MATRICES]
+
+    def ring(a: Any, b: Any, c: Any, d: Any) -> Any:
+        return tops.einsum("ab,bc,cd,da->", a, b, c, d, memory_limit=16)
+
+    def asked(a: Any, b: Any, c: Any, d: Any) -> Any:
+        return tops.einsum("ab,bc,cd,da->", a, b, c, d, memory_limit=16, progress=True)
+
+    expected = torch.einsum("ab,bc,cd,da->", *matrices)
+    for fn in (ring, asked):
+        torch._dynamo.reset()
+        tops.config.progress = True
+        try:
+            result = torch.compile(fn, backend="eager", fullgraph=True)(*matrices)
+        finally:
+            tops.config.progress = False
+        torch.testing.assert_close(result, expected)
+    assert bars == []

@@ -36,7 +36,7 @@ from tensorops._einsum._compile import (
     plan_einsum,
     plan_einsum_cached,
 )
-from tensorops._einsum._progress import requested
+from tensorops._einsum._progress import with_progress
 from tensorops._errors import ArgumentError, TensorOpsError, describe_inputs
 from tensorops._tracing import raise_error
 from tensorops._types import Backend, Executor
@@ -238,8 +238,10 @@ def _einsum_with_options(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any
         raise_error(
             error.with_context(op="einsum", pattern=pattern, inputs=inputs, lengths=lengths)
         )
-    with requested(progress):
-        result = call_many(EINSUM, operands, equation, lengths, (settings, spaced), extras)
+    variant = (settings, spaced)
+    result = with_progress(
+        progress, call_many, EINSUM, operands, equation, lengths, variant, extras
+    )
     return result if family in ("auto", source) else convert(result, source)
 
 
@@ -348,13 +350,15 @@ def einsum_path(*args: Any, **keywords: Any) -> ContractionPlan:
         lengths, options = read_keywords("einsum_path", equation, spaced, keywords)
         shown = lengths
         as_shapes = options.pop("shapes", False)
-        progress = check_progress(options.pop("progress", config.progress))
+        progress = options.pop("progress", None)
+        progress = None if progress is None else check_progress(progress)
         shapes = _path_shapes(operands, as_shapes)
         settings, _, _ = read_options(options, config.current, shapes, operands)
         settings = optimizer_path(settings, equation, shapes, lengths, spaced)
         items = tuple(lengths.items())
-        with requested(progress):
-            plan = plan_einsum_cached(equation, shapes, items, spaced, settings)
+        plan = with_progress(
+            progress, plan_einsum_cached, equation, shapes, items, spaced, settings
+        )
         return ContractionPlan(plan, shapes)
     except TensorOpsError as error:
         error.with_context(

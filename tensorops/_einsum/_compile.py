@@ -96,7 +96,9 @@ def _find(
                 hint="an explicit path looks like strategy=[(0, 1), (0, 1)]",
             )
         max_time = max_time if strategy == "hyper" else None
-        store = active_store() if len(inputs) > 2 else None
+        # symbolic sizes (torch.compile, torch.export) are not kept: plans of ints only
+        concrete = len(inputs) > 2 and all(type(size) is int for size in sizes.values())
+        store = active_store() if concrete else None
         key = (strategy, memory_limit, max_time, minimize)
         distinct = _distinct(inputs)
         stored = None if store is None else store.load(distinct, output, sizes, key)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -24,7 +24,7 @@ from tensorops._config import config
 from tensorops._einsum._hyper import Effort
 from tensorops._tracing import is_compiling
 
-__all__ = ["ProgressEffort", "enabled", "planning_effort", "progress_bar", "requested"]
+__all__ = ["ProgressEffort", "enabled", "planning_effort", "progress_bar", "with_progress"]
 
 _REQUESTED: ContextVar[bool | None] = ContextVar("tensorops_progress", default=None)
 _DELAY = 0.5  # seconds before a bar appears
@@ -39,18 +39,20 @@ def enabled() -> bool:
     return config.progress if asked is None else asked
 
 
-@contextmanager
-def requested(progress: bool | None) -> Iterator[None]:
-    """Within the block, a call's ``progress=`` (None: the config decides).
+def with_progress(progress: bool | None, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` with a call's ``progress=`` in effect (None: the config decides).
+
+    Under ``torch.compile`` it only calls ``fn``: context variables do not trace.
 
     Examples:
-        >>> with requested(True):
-        ...     enabled()
+        >>> with_progress(True, enabled)
         True
     """
+    if progress is None or is_compiling():
+        return fn(*args)
     token = _REQUESTED.set(progress)
     try:
-        yield
+        return fn(*args)
     finally:
         _REQUESTED.reset(token)
 
