@@ -22,9 +22,11 @@ function, so their one-time start-up is not charged to the first model measured.
 One thread for torch everywhere. Ratios are tensorops / einops and tensorops /
 torch (below 1: tensorops is faster); the last rows are their geometric means.
 
-Run: ``python benchmarks/compile_time.py`` (about 12 min on 2 cores);
-``--quick`` (one cold process per measurement, fewer eager repeats, no inductor:
-under 3 min), ``--skip-inductor``, ``--models vit,unet``, ``--json out.json``.
+Run: ``python benchmarks/compile_time.py`` (two cold processes per measurement);
+``--quick``: one cold process each, fewer eager repeats, no inductor (13 min on a
+2-core VM shared with other jobs, load average 10 to 18; dynamo's tracing is most of
+it); ``--skip-inductor``, ``--models vit,unet``, ``--runs N``, ``--json out.json``
+(the raw numbers, to compare two runs).
 """
 
 from __future__ import annotations
