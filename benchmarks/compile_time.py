@@ -22,9 +22,12 @@ function, so their one-time start-up is not charged to the first model measured.
 One thread for torch everywhere. Ratios are tensorops / einops and tensorops /
 torch (below 1: tensorops is faster); the last rows are their geometric means.
 
-Run: ``python benchmarks/compile_time.py`` (about 12 min on 2 cores);
-``--quick`` (one cold process per measurement, fewer eager repeats, no inductor:
-under 3 min), ``--skip-inductor``, ``--models vit,unet``, ``--json out.json``.
+Run: ``python benchmarks/compile_time.py``; ``--quick``: fewer eager repeats and no
+inductor; ``--skip-inductor``, ``--models vit,unet``, ``--runs N`` (fresh processes
+per cold measurement, the fastest counts; default 1), ``--json out.json`` (the raw
+numbers, to compare two runs). On a 2-core VM shared with other jobs (load average 10
+to 18) ``--quick`` took 13 min, dynamo's tracing most of it, and the full run of two
+models (``--models vit,vq``) 15 min, inductor's kernel builds most of it.
 """
 
 from __future__ import annotations
@@ -234,10 +237,10 @@ def table(results: dict[tuple[str, str], dict[str, float]], names: Sequence[str]
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one cold run each, no inductor")
+    parser.add_argument("--quick", action="store_true", help="fewer eager repeats, no inductor")
     parser.add_argument("--skip-inductor", action="store_true", help="no inductor first call")
     parser.add_argument("--models", default=",".join(zoo.MODELS), help="e.g. vit,unet")
-    parser.add_argument("--runs", type=int, help="fresh processes per cold measurement")
+    parser.add_argument("--runs", type=int, default=1, help="fresh processes per cold measurement")
     parser.add_argument("--json", type=Path, help="also write the raw numbers here")
     parser.add_argument(
         "--child", nargs=3, metavar=("MODEL", "IMPL", "BACKEND"), help=argparse.SUPPRESS
@@ -247,8 +250,6 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     unknown = sorted(set(args.models) - set(zoo.MODELS))
     if unknown:
         parser.error(f"unknown models {unknown}; choose from {', '.join(zoo.MODELS)}")
-    if args.runs is None:
-        args.runs = 1 if args.quick else 2
     return args
 
 
