@@ -1,5 +1,10 @@
 """PyTorch layers: Rearrange, Reduce, Repeat, EinMix, Softmax and LogSoftmax.
 
+Their constructors take einops' arguments, positionally or as keywords
+(``Rearrange(pattern=...)``, ``Reduce(pattern=..., reduction=...)``): a keyword
+``pattern=`` is the pattern when none was given positionally, else the length of an
+axis named ``pattern``.
+
 Each layer checks its pattern when it is built, so a bad pattern fails when the
 model is constructed, with a `tensorops.TensorOpsError`; ``forward`` only
 calls the op. The layers are thin: they take exactly what the functions take
@@ -85,7 +90,9 @@ class Reduce(nn.Module):
             are reduced.
         reduction: ``"sum"``, ``"mean"``, ``"max"``, ``"min"``, ``"prod"``,
             ``"any"``, ``"all"``, ``"argmax"``, ``"argmin"``, ``"logsumexp"``,
-            ``"var"``, ``"std"``, or a callable ``f(x, axes)`` reducing the tuple
+            ``"var"``, ``"std"``, ``"rearrange"`` (no reduction) or ``"repeat"``
+            (the axes new on the right are repeated, as in einops), or a callable
+            ``f(x, axes)`` reducing the tuple
             of dims ``axes`` of ``x`` and dropping them. A layer with a module-level
             function pickles; one with a lambda or a local function does not
             (``copy.deepcopy`` works for both). Positional, or the keyword
@@ -107,6 +114,8 @@ class Reduce(nn.Module):
                   [13., 15.]]]])
         >>> Reduce("b ... -> b", torch.logsumexp)(torch.zeros(2, 3, 4)).shape
         torch.Size([2])
+        >>> Reduce(pattern="b ... -> (b s) ...", reduction="repeat", s=4)(torch.zeros(2, 3)).shape
+        torch.Size([8, 3])
     """
 
     def __init__(

@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 from tensorops._backends import ADAPTERS, backend_for_name, get_backend
 from tensorops._errors import (
     FRAMEWORK_ERRORS,
+    MISSING,
     ArgumentError,
     BackendError,
     TensorOpsError,
@@ -67,6 +68,7 @@ __all__ = [
     "call_many",
     "family_of",
     "in_context",
+    "keyword_arguments",
     "stack_lists",
 ]
 
@@ -429,3 +431,42 @@ def in_context(
         lengths=lengths,
     )
     return error
+
+
+def keyword_arguments(
+    op: str, given: tuple[Any, ...], names: tuple[str, ...], keywords: dict[str, Any]
+) -> tuple[Any, ...]:
+    """`given` with each argument not given positionally taken from `keywords` by einops' name.
+
+    A keyword is an argument only where that argument was not given positionally
+    (it is then popped from `keywords`); where it was, the keyword stays in
+    `keywords`, the length of an axis of that name.
+
+    Examples:
+        >>> from tensorops._errors import MISSING
+        >>> keywords = {"pattern": "a -> a", "h": 2}
+        >>> keyword_arguments("rearrange", ("x", MISSING), ("tensor", "pattern"), keywords)
+        ('x', 'a -> a')
+        >>> keywords
+        {'h': 2}
+    """
+    values = list(given)
+    for i, name in enumerate(names):
+        if values[i] is MISSING:
+            if name not in keywords:
+                try:
+                    _missing_argument(op, name)
+                except ArgumentError as error:
+                    raise_error(error, ("missing argument", (op, name)))
+            values[i] = keywords.pop(name)
+    return tuple(values)
+
+
+@replayable("missing argument")
+def _missing_argument(op: str, name: str) -> NoReturn:
+    """Raise the error for an argument given neither positionally nor as a keyword."""
+    raise ArgumentError(
+        f"missing the argument {name!r}",
+        op=op,
+        hint=f"pass it positionally or as the keyword {name}=",
+    )

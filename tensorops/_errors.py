@@ -53,7 +53,6 @@ __all__ = [
     "bad_length",
     "describe_input",
     "describe_inputs",
-    "keyword_arguments",
     "not_a_pattern",
     "unknown_option",
 ]
@@ -312,35 +311,6 @@ class _Missing:
 #: The default of an argument that einops also takes as a keyword (``pattern=``,
 #: ``tensor=``): not given positionally.
 MISSING: Any = _Missing()
-
-
-def keyword_arguments(
-    op: str, given: tuple[Any, ...], names: tuple[str, ...], keywords: dict[str, Any]
-) -> tuple[Any, ...]:
-    """`given` with each argument not given positionally taken from `keywords` by einops' name.
-
-    A keyword is an argument only where that argument was not given positionally
-    (it is then popped from `keywords`); where it was, the keyword stays in
-    `keywords`, the length of an axis of that name.
-
-    Examples:
-        >>> keywords = {"pattern": "a -> a", "h": 2}
-        >>> keyword_arguments("rearrange", ("x", MISSING), ("tensor", "pattern"), keywords)
-        ('x', 'a -> a')
-        >>> keywords
-        {'h': 2}
-    """
-    values = list(given)
-    for i, name in enumerate(names):
-        if values[i] is MISSING:
-            if name not in keywords:
-                raise ArgumentError(
-                    f"missing the argument {name!r}",
-                    op=op,
-                    hint=f"pass it positionally or as the keyword {name}=",
-                )
-            values[i] = keywords.pop(name)
-    return tuple(values)
 
 
 class UnknownOptionError(ArgumentError, KeyError):

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar, overload
 
-from tensorops._dispatch import Op, call, stack_lists
-from tensorops._errors import MISSING, keyword_arguments, unknown_option
+from tensorops._dispatch import Op, call, keyword_arguments, stack_lists
+from tensorops._errors import MISSING, unknown_option
 from tensorops._plan import plan_recipe
 from tensorops._types import REDUCTIONS, Backend, Executor, Reduction
 

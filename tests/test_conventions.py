@@ -246,10 +246,16 @@ def test_an_equation_keyword_needs_no_positional_equation():
 
 
 @pytest.mark.slow
-def test_errors_of_keyword_calls_inside_compile_are_the_eager_errors():
-    def fn(x):
-        return tops.reduce(tensor=x, pattern="b (c 4) w -> b c", reduction="repeat")
-
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: tops.reduce(tensor=x, pattern="b (c 4) w -> b c", reduction="repeat"),
+        lambda x: tops.rearrange(tensor=x),
+        lambda x: tops.repeat(pattern="b c w -> b c w r", r=2),
+    ],
+    ids=["bad-pattern", "no-pattern", "no-tensor"],
+)
+def test_errors_of_keyword_calls_inside_compile_are_the_eager_errors(fn):
     x = torch.from_numpy(X)
     with pytest.raises(tops.TensorOpsError) as eager:
         fn(x)
@@ -257,3 +263,4 @@ def test_errors_of_keyword_calls_inside_compile_are_the_eager_errors():
     with pytest.raises(tops.TensorOpsError) as traced:
         torch.compile(fn, backend="eager", fullgraph=True)(x)
     assert str(traced.value) == str(eager.value)
+    assert isinstance(traced.value, type(eager.value))

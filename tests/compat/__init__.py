@@ -24,6 +24,12 @@ exception is listed in ``patch_during_tests``: einops' test helpers fetch the la
 inside einops (``backend.layers()``), so ``einops.layers.torch``'s three layer classes are
 swapped while each einops test runs (pytest's monkeypatch, undone after the test).
 
+``test_clients.py`` is a plain test module beside the suites (``PLAIN_MODULES`` in
+``_report.py``): einops client models from the package index (local-attention with
+hyper-connections, x-transformers, perceiver-pytorch, vector-quantize-pytorch) imported
+afresh with tensorops in ``sys.modules`` as ``einops``, their outputs and gradients
+compared with the same models on einops, eagerly and compiled.
+
 Tests of a peer's internals are deselected by name in ``deselected.py`` (one table, a
 reason each); warnings a peer's tests provoke are ignored per test, in the suite file,
 with the reason. Failures are not hidden: a test that fails, fails.
