@@ -52,6 +52,7 @@ __all__ = [
     "constant_result",
     "install",
     "is_compiling",
+    "outside_trace",
     "raise_error",
     "record",
     "replay",
@@ -117,6 +118,7 @@ STAND_INS: dict[str, Callable[[tuple[int, ...], str], Any]] = {}
 
 Replay = tuple[str, tuple[Any, ...]]
 _CallableT = TypeVar("_CallableT", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 
 def replayable(name: str) -> Callable[[_CallableT], _CallableT]:
@@ -231,6 +233,27 @@ def constant_result(function: _CallableT) -> _CallableT:
     """
     function._dynamo_marked_constant = True  # type: ignore[attr-defined]
     return function
+
+
+def outside_trace(function: Callable[..., _T]) -> Callable[..., _T | None]:
+    """`function` as Dynamo runs it itself (`constant_result`); None where it raises.
+
+    For pure functions of plain data (a pattern's parse): under torch.compile the
+    caller traces the call instead only when this gives None, and so raises the
+    error there, as eager code does.
+    """
+
+    @constant_result
+    def outside(*args: Any) -> _T | None:
+        _REPLAYING.append("outside")
+        try:
+            return function(*args)
+        except TensorOpsError:
+            return None
+        finally:
+            _REPLAYING.pop()
+
+    return outside
 
 
 # --- Recording: a call's framework calls, planned outside the trace ----------------------
