@@ -311,6 +311,10 @@ _MAKERS = frozenset(
 )
 
 
+#: Makers whose executor is the adapter's plain method on ``(x, *made)``.
+_TWINS = {"permuter": "permute", "reshaper": "reshape"}
+
+
 class Recorder:
     """An adapter that plans as `inner` does and records the framework calls it makes.
 
@@ -326,6 +330,11 @@ class Recorder:
         function = getattr(self.inner, method)
         if method not in _MAKERS:
             return lambda *args: _call(method, None, function, args)
+
+        twin = _TWINS.get(method)
+        if twin is not None:  # recorded as the plain method: one call less to trace
+            plain_method = getattr(self.inner, twin)
+            return lambda *made: lambda x, arg: _call(twin, None, plain_method, (x, *made))
 
         def make(*made: Any) -> Any:
             run = function(*made)
