@@ -172,7 +172,7 @@ def _replay_call(
     inputs = arrays if many else (arrays,)
     program = None
     if arg is None or type(arg) is str:
-        dtypes = tuple([x.dtype for x in inputs])
+        dtypes = tuple([x.dtype for x in inputs]) if many else (arrays.dtype,)
         program = _program(op.name, pattern, shapes, lengths, variant, adapter.name, dtypes, arg)
     if program is None:
         return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
