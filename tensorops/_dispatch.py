@@ -52,6 +52,7 @@ from tensorops._tracing import (
     Replay,
     constant_result,
     is_compiling,
+    is_dynamo_tracing,
     raise_error,
     record,
     replay,
@@ -123,10 +124,11 @@ def bound_plan(
 ) -> Executor:
     """The executor of `op` for these arguments; cached (a hit is one dictionary lookup).
 
-    Under torch.compile, Dynamo traces this body on every call (it does not consult the
-    cache): with plain sizes the executor replays the calls `_program` recorded.
+    Dynamo traces this body on every call (it does not consult the cache): with plain
+    sizes the executor it traces replays the calls `_program` recorded. Not under
+    torch.export's non-strict tracing, which runs natively and would cache the replay.
     """
-    if is_compiling() and adapter.name in STAND_INS and _plain(shapes, lengths):
+    if is_dynamo_tracing() and adapter.name in STAND_INS and _plain(shapes, lengths):
         return functools.partial(_replay_call, op, pattern, shapes, lengths, variant, adapter)
     if adapter.traced(shapes):
         raise KeyError("recorded sizes: planned by the slow path from plain ones")

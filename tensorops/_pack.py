@@ -17,7 +17,13 @@ from tensorops._errors import (
     not_a_pattern,
 )
 from tensorops._grammar import Anon, Axis, Dots, Group, Skip, Star, Term, check_names, parse_pattern
-from tensorops._tracing import is_compiling, outside_trace, raise_error, replayable
+from tensorops._tracing import (
+    is_compiling,
+    is_dynamo_tracing,
+    outside_trace,
+    raise_error,
+    replayable,
+)
 
 __all__ = ["pack", "parse_shape", "unpack"]
 
@@ -32,7 +38,7 @@ def _pack_term(op: str, pattern: str) -> tuple[int, int]:
     Under torch.compile, Dynamo traces this body on every call: the pattern is read
     outside the trace (`_pack_term_outside`), and traced only to raise its error.
     """
-    if is_compiling():
+    if is_dynamo_tracing():
         read = _pack_term_outside(op, pattern)
         if read is not None:
             return read

@@ -52,6 +52,7 @@ __all__ = [
     "constant_result",
     "install",
     "is_compiling",
+    "is_dynamo_tracing",
     "outside_trace",
     "raise_error",
     "record",
@@ -80,6 +81,25 @@ def is_compiling() -> bool:
             return False  # without torch there is no compiler to trace us
         _IS_COMPILING.append(torch.compiler.is_compiling)
     return _IS_COMPILING[0]()
+
+
+_IS_DYNAMO: list[Callable[[], bool]] = []
+
+
+def is_dynamo_tracing() -> bool:
+    """Whether Dynamo itself traces the caller (not torch.export's non-strict tracing).
+
+    Then the caller's ``lru_cache`` is not consulted, so what it returns is not cached.
+    """
+    if _REPLAYING:
+        return False
+    if not _IS_DYNAMO:
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return False
+        compiler = torch.compiler
+        _IS_DYNAMO.append(getattr(compiler, "is_dynamo_compiling", compiler.is_compiling))
+    return _IS_DYNAMO[0]()
 
 
 def raise_error(error: TensorOpsError, replay: Replay | None = None) -> NoReturn:

@@ -559,3 +559,24 @@ def test_gradients_through_recorded_calls_are_eager_gradients():
         x
     ).square().sum().backward()
     torch.testing.assert_close(x.grad, expected)
+
+
+def test_export_leaves_no_replay_in_the_eager_cache():
+    """torch.export's non-strict tracing runs natively: its plans are cached as eager ones."""
+    import functools
+
+    from tensorops._backends import get_backend
+    from tensorops._dispatch import bound_plan
+    from tensorops._ops import REARRANGE
+
+    class Transpose(torch.nn.Module):
+        def forward(self, x):
+            return tops.rearrange(x, "a b -> b a")
+
+    x = torch.randn(2, 3)
+    bound_plan.cache_clear()
+    exported = torch.export.export(Transpose(), (x,))
+    torch.testing.assert_close(exported.module()(x), x.T)
+    run = bound_plan(REARRANGE, "a b -> b a", x.shape, (), None, get_backend(x))
+    assert not isinstance(run, functools.partial)
+    torch.testing.assert_close(tops.rearrange(x, "a b -> b a"), x.T)
