@@ -53,6 +53,7 @@ from tensorops._tracing import (
     Replay,
     constant_result,
     is_compiling,
+    is_dynamo_tracing,
     raise_error,
     record,
     replay,
@@ -125,11 +126,12 @@ def bound_plan(
 ) -> Executor:
     """The executor of `op` for these arguments; cached (a hit is one dictionary lookup).
 
-    Under torch.compile, Dynamo traces this body on every call (it does not consult the
-    cache): with plain sizes the executor replays the calls `_program` recorded.
+    Dynamo traces this body on every call (it does not consult the cache): with plain
+    sizes the executor it traces replays the calls `_program` recorded. Not under
+    torch.export's non-strict tracing, which runs natively and would cache the replay.
     """
-    if is_compiling() and adapter.name in STAND_INS and _plain(shapes, lengths):
-        return _replayer(op, pattern, shapes, lengths, variant, adapter)
+    if is_dynamo_tracing() and adapter.name in STAND_INS and _plain(shapes, lengths):
+        return functools.partial(_replay_call, op, pattern, shapes, lengths, variant, adapter)
     if adapter.traced(shapes):
         raise KeyError("recorded sizes: planned by the slow path from plain ones")
     return op.plan(pattern, shapes, lengths, variant, adapter)
@@ -139,37 +141,46 @@ def _plain(shapes: Any, lengths: Lengths) -> bool:
     """Whether the sizes (one shape or a tuple of shapes) and lengths are plain ints.
 
     ``n.__class__``, not ``type(n)``: Dynamo gives ``int`` as the type of a symbolic
-    size, and its class as ``SymInt``.
+    size, and its class as ``SymInt``. Loops, not ``all()``: each call Dynamo inlines
+    costs capture time.
     """
     for n in shapes:
-        if n.__class__ is not int and not (isinstance(n, tuple) and _plain(n, ())):
+        if n.__class__ is not int:
+            if not isinstance(n, tuple):
+                return False
+            for m in n:
+                if m.__class__ is not int:
+                    return False
+    for _, n in lengths:  # noqa: SIM110 (a generator is one more call for Dynamo to trace)
+        if n.__class__ is not int:
             return False
-    return all(n.__class__ is int for _, n in lengths)
+    return True
 
 
-def _replayer(
-    op: Op, pattern: str, shapes: Any, lengths: Lengths, variant: Any, adapter: Backend
-) -> Executor:
-    """The executor Dynamo traces: the recorded calls of `_program`, made on the arrays.
+def _replay_call(
+    op: Op,
+    pattern: str,
+    shapes: Any,
+    lengths: Lengths,
+    variant: Any,
+    adapter: Backend,
+    arrays: Any,
+    arg: Any,
+) -> Any:
+    """The executor Dynamo traces: the calls `_program` recorded, made on the arrays.
 
     A call `_program` cannot record (a function for reduction, ``out=``, an error)
     runs the plan made here, as every call did before recording: traced line by line.
     """
     many = bool(shapes) and isinstance(shapes[0], tuple)
-
-    def run(arrays: Any, arg: Any) -> Any:
-        inputs = arrays if many else (arrays,)
-        program = None
-        if arg is None or type(arg) is str:
-            dtypes = tuple([x.dtype for x in inputs])
-            program = _program(
-                op.name, pattern, shapes, lengths, variant, adapter.name, dtypes, arg
-            )
-        if program is None:
-            return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
-        return replay(adapter, program, inputs)
-
-    return run
+    inputs = arrays if many else (arrays,)
+    program = None
+    if arg is None or type(arg) is str:
+        dtypes = tuple([x.dtype for x in inputs]) if many else (arrays.dtype,)
+        program = _program(op.name, pattern, shapes, lengths, variant, adapter.name, dtypes, arg)
+    if program is None:
+        return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
+    return replay(adapter, program, inputs)
 
 
 @constant_result
@@ -191,21 +202,15 @@ def _program(
     """
     many = bool(shapes) and isinstance(shapes[0], tuple)
     shapes = tuple(tuple(s) for s in shapes) if many else tuple(shapes)
-    return _recorded(name, pattern, shapes, lengths, variant, family, dtypes, arg, many)
+    return _recorded((name, pattern, shapes, lengths, variant, family), dtypes, arg, many)
 
 
 @functools.lru_cache(maxsize=PLAN_CACHE_SIZE)
 def _recorded(
-    name: str,
-    pattern: str,
-    shapes: Any,
-    lengths: Lengths,
-    variant: Any,
-    family: str,
-    dtypes: tuple[Any, ...],
-    arg: str | None,
-    many: bool,
+    call: tuple[str, str, Any, Lengths, Any, str], dtypes: tuple[Any, ...], arg: Any, many: bool
 ) -> Program | None:
+    """`_program`, cached: `call` is the op's name, pattern, shapes, lengths, variant, family."""
+    name, pattern, shapes, lengths, variant, family = call
     op, recorder = Op.by_name[name], _recorder(family)
     stand_in = STAND_INS[family]
     inputs = [
@@ -219,9 +224,15 @@ def _recorded(
         return None
 
 
-@functools.cache
+#: One recording adapter per family name.
+_RECORDERS: dict[str, Recorder] = {}
+
+
 def _recorder(family: str) -> Recorder:
-    return Recorder(backend_for_name(family))
+    recorder = _RECORDERS.get(family)
+    if recorder is None:
+        recorder = _RECORDERS[family] = Recorder(backend_for_name(family))
+    return recorder
 
 
 def call(op: Op, x: Any, pattern: Any, lengths: dict[str, Any], variant: Any, arg: Any) -> Any:

@@ -17,7 +17,13 @@ from tensorops._errors import (
     not_a_pattern,
 )
 from tensorops._grammar import Anon, Axis, Dots, Group, Skip, Star, Term, check_names, parse_pattern
-from tensorops._tracing import is_compiling, raise_error, replayable
+from tensorops._tracing import (
+    is_compiling,
+    is_dynamo_tracing,
+    outside_trace,
+    raise_error,
+    replayable,
+)
 
 __all__ = ["pack", "parse_shape", "unpack"]
 
@@ -27,7 +33,15 @@ Shape = tuple[int, ...]
 
 @functools.lru_cache(maxsize=256)
 def _pack_term(op: str, pattern: str) -> tuple[int, int]:
-    """(position of ``*``, number of other axes) of a pack / unpack pattern."""
+    """(position of ``*``, number of other axes) of a pack / unpack pattern.
+
+    Under torch.compile, Dynamo traces this body on every call: the pattern is read
+    outside the trace (`_pack_term_outside`), and traced only to raise its error.
+    """
+    if is_dynamo_tracing():
+        read = _pack_term_outside(op, pattern)
+        if read is not None:
+            return read
     term = _single_term(op, pattern)
     stars = [i for i, e in enumerate(term.elements) if isinstance(e, Star)]
     if len(stars) != 1:
@@ -53,6 +67,9 @@ def _pack_term(op: str, pattern: str) -> tuple[int, int]:
                 span=element.span,
             )
     return stars[0], len(term.elements) - 1
+
+
+_pack_term_outside = outside_trace(_pack_term)
 
 
 def _single_term(op: str, pattern: Any) -> Term:

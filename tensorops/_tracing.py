@@ -52,6 +52,8 @@ __all__ = [
     "constant_result",
     "install",
     "is_compiling",
+    "is_dynamo_tracing",
+    "outside_trace",
     "raise_error",
     "record",
     "replay",
@@ -79,6 +81,25 @@ def is_compiling() -> bool:
             return False  # without torch there is no compiler to trace us
         _IS_COMPILING.append(torch.compiler.is_compiling)
     return _IS_COMPILING[0]()
+
+
+_IS_DYNAMO: list[Callable[[], bool]] = []
+
+
+def is_dynamo_tracing() -> bool:
+    """Whether Dynamo itself traces the caller (not torch.export's non-strict tracing).
+
+    Then the caller's ``lru_cache`` is not consulted, so what it returns is not cached.
+    """
+    if _REPLAYING:
+        return False
+    if not _IS_DYNAMO:
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return False
+        compiler = torch.compiler
+        _IS_DYNAMO.append(getattr(compiler, "is_dynamo_compiling", compiler.is_compiling))
+    return _IS_DYNAMO[0]()
 
 
 def raise_error(error: TensorOpsError, replay: Replay | None = None) -> NoReturn:
@@ -117,6 +138,7 @@ STAND_INS: dict[str, Callable[[tuple[int, ...], str], Any]] = {}
 
 Replay = tuple[str, tuple[Any, ...]]
 _CallableT = TypeVar("_CallableT", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 
 def replayable(name: str) -> Callable[[_CallableT], _CallableT]:
@@ -233,6 +255,27 @@ def constant_result(function: _CallableT) -> _CallableT:
     return function
 
 
+def outside_trace(function: Callable[..., _T]) -> Callable[..., _T | None]:
+    """`function` as Dynamo runs it itself (`constant_result`); None where it raises.
+
+    For pure functions of plain data (a pattern's parse): under torch.compile the
+    caller traces the call instead only when this gives None, and so raises the
+    error there, as eager code does.
+    """
+
+    @constant_result
+    def outside(*args: Any) -> _T | None:
+        _REPLAYING.append("outside")
+        try:
+            return function(*args)
+        except TensorOpsError:
+            return None
+        finally:
+            _REPLAYING.pop()
+
+    return outside
+
+
 # --- Recording: a call's framework calls, planned outside the trace ----------------------
 #
 # Under torch.compile the dispatch hands a call with plain (static) sizes to a function
@@ -288,6 +331,10 @@ _MAKERS = frozenset(
 )
 
 
+#: Makers whose executor is the adapter's plain method on ``(x, *made)``.
+_TWINS = {"permuter": "permute", "reshaper": "reshape"}
+
+
 class Recorder:
     """An adapter that plans as `inner` does and records the framework calls it makes.
 
@@ -303,6 +350,11 @@ class Recorder:
         function = getattr(self.inner, method)
         if method not in _MAKERS:
             return lambda *args: _call(method, None, function, args)
+
+        twin = _TWINS.get(method)
+        if twin is not None:  # recorded as the plain method: one call less to trace
+            plain_method = getattr(self.inner, twin)
+            return lambda *made: lambda x, arg: _call(twin, None, plain_method, (x, *made))
 
         def make(*made: Any) -> Any:
             run = function(*made)

@@ -429,3 +429,154 @@ def test_an_error_in_the_first_call_of_a_fresh_interpreter_is_the_eager_error():
         [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=600
     )
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+# --- what Dynamo traces: the recorded framework calls, not the planning ------------------------
+
+
+def _traced_instructions(monkeypatch, fn, *args):
+    """The bytecode instructions Dynamo steps through to capture `fn` (backend="eager")."""
+    from torch._dynamo import symbolic_convert
+
+    count = [0]
+    step = symbolic_convert.InstructionTranslatorBase.step
+
+    def counting(self):
+        count[0] += 1
+        return step(self)
+
+    torch._dynamo.reset()
+    monkeypatch.setattr(symbolic_convert.InstructionTranslatorBase, "step", counting)
+    torch.compile(fn, backend="eager", fullgraph=True)(*args)
+    monkeypatch.undo()
+    return count[0]
+
+
+_X = (torch.randn(2, 3, 4, 6),)
+_AB = (torch.randn(2, 3, 4), torch.randn(2, 4, 5))
+# name: (tensorops call, the einops call of the same thing or None, inputs)
+TRACED = {
+    "rearrange": (
+        lambda x: tops.rearrange(x, "b c h (w k) -> b (c h) w k", k=2),
+        lambda e, x: e.rearrange(x, "b c h (w k) -> b (c h) w k", k=2),
+        _X,
+    ),
+    "repeat": (
+        lambda x: tops.repeat(x, "b c h w -> b c h w r", r=3),
+        lambda e, x: e.repeat(x, "b c h w -> b c h w r", r=3),
+        _X,
+    ),
+    "reduce": (
+        lambda x: tops.reduce(x, "b c h w -> b c", "mean"),
+        lambda e, x: e.reduce(x, "b c h w -> b c", "mean"),
+        _X,
+    ),
+    "einsum": (
+        lambda a, b: tops.einsum("b i j, b j k -> b i k", a, b),
+        lambda e, a, b: e.einsum(a, b, "b i j, b j k -> b i k"),
+        _AB,
+    ),
+    "pack-unpack": (
+        lambda a, b: tops.unpack(*tops.pack([a, b], "b * k"), "b * k"),
+        lambda e, a, b: e.unpack(*e.pack([a, b], "b * k"), "b * k"),
+        (torch.randn(2, 3, 4), torch.randn(2, 4)),
+    ),
+    "softmax": (lambda x: tops.softmax(x, "b h i [j]"), None, _X),
+    "get_at": (
+        lambda x, i: tops.get_at(x, i, "b [t] c, b p -> b p c"),
+        None,
+        (torch.randn(2, 5, 3), torch.randint(0, 5, (2, 4))),
+    ),
+    "add_at": (
+        lambda x, i, v: tops.add_at(x, i, v, "[t] c, b p, c -> [t] c"),
+        None,
+        (torch.randn(5, 3), torch.randint(0, 5, (2, 4)), torch.randn(3)),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRACED))
+def test_dynamo_traces_the_framework_calls_not_the_planning(name, monkeypatch):
+    """Parsing and planning run outside the trace: a few hundred instructions, not thousands.
+
+    Traced, the parser and planner took 4,400-12,600 instructions per call (einops: 1,245-4,355).
+    """
+    fn, with_einops, inputs = TRACED[name]
+    fn(*inputs)
+    traced = _traced_instructions(monkeypatch, fn, *inputs)
+    assert traced < 1200, traced
+    compiled = torch.compile(fn, backend="eager", fullgraph=True)
+    _assert_same(compiled(*inputs), fn(*inputs))
+    if with_einops is not None:
+        einops = pytest.importorskip("einops")
+        by_einops = _traced_instructions(monkeypatch, lambda *a: with_einops(einops, *a), *inputs)
+        assert traced <= by_einops, (traced, by_einops)
+
+
+def test_a_call_is_recorded_as_its_framework_calls():
+    from tensorops._dispatch import _program
+
+    steps, result = _program(
+        "rearrange", "a (b c) -> c a b", (2, 6), (("b", 3),), None, "torch", (torch.float32,), None
+    )
+    assert [step[0] for step in steps] == ["reshape", "permute"]
+    assert result == 2  # the input, then one array per call
+    args = ("a b -> c", (2, 3), (), None, "torch", (torch.float32,), None)
+    assert _program("rearrange", *args) is None  # an error: traced, to raise it there
+
+
+def _attention_tensorops(x):
+    q = tops.rearrange(x, "b n (h d) -> b h n d", h=2)
+    scores = tops.softmax(tops.einsum("b h i d, b h j d -> b h i j", q, q), "b h i [j]")
+    return tops.reduce(scores, "b h i j -> b i", "sum")
+
+
+def _attention_torch(x):
+    b, n, _ = x.shape
+    q = x.reshape(b, n, 2, -1).permute(0, 2, 1, 3)
+    return (q @ q.transpose(-1, -2)).softmax(-1).sum((1, 3))
+
+
+def test_recompilations_are_plain_torchs_over_batch_and_sequence_lengths():
+    shapes = [(2, 5), (3, 5), (3, 7), (4, 9), (5, 11)]
+    counts = []
+    for fn in (_attention_tensorops, _attention_torch):
+        torch._dynamo.reset()
+        counter = CompileCounter()
+        compiled = torch.compile(fn, backend=counter, fullgraph=True)
+        for b, n in shapes:
+            x = torch.randn(b, n, 8)
+            torch.testing.assert_close(compiled(x), _attention_torch(x))
+        counts.append(counter.frame_count)
+    assert counts[0] == counts[1], counts
+
+
+def test_gradients_through_recorded_calls_are_eager_gradients():
+    x = torch.randn(3, 5, 8, requires_grad=True)
+    _attention_tensorops(x).square().sum().backward()
+    expected, x.grad = x.grad, None
+    torch.compile(_attention_tensorops, backend="aot_eager", fullgraph=True)(
+        x
+    ).square().sum().backward()
+    torch.testing.assert_close(x.grad, expected)
+
+
+def test_export_leaves_no_replay_in_the_eager_cache():
+    """torch.export's non-strict tracing runs natively: its plans are cached as eager ones."""
+    import functools
+
+    from tensorops._backends import get_backend
+    from tensorops._dispatch import bound_plan
+    from tensorops._ops import REARRANGE
+
+    class Transpose(torch.nn.Module):
+        def forward(self, x):
+            return tops.rearrange(x, "a b -> b a")
+
+    x = torch.randn(2, 3)
+    bound_plan.cache_clear()
+    exported = torch.export.export(Transpose(), (x,))
+    torch.testing.assert_close(exported.module()(x), x.T)
+    run = bound_plan(REARRANGE, "a b -> b a", x.shape, (), None, get_backend(x))
+    assert not isinstance(run, functools.partial)
+    torch.testing.assert_close(tops.rearrange(x, "a b -> b a"), x.T)

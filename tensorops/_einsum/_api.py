@@ -97,8 +97,10 @@ def _framework_einsum(plan: Any, settings: Settings, backend: Backend) -> Any:
     ):
         return None
     sizes = bound.sizes
-    if any(type(size) is not int for size in sizes.values()):
-        return None  # symbolic sizes (torch.compile, torch.export): comparing them adds guards
+    # symbolic sizes (torch.compile, torch.export): comparing them adds guards. Not
+    # type(size): Dynamo gives int as the type of a symbolic size, SymInt as its class.
+    if any(size.__class__ is not int for size in sizes.values()):
+        return None
     elements = product(sizes.values())
     if elements > _TINY_NO_GEMM:
         return None
