@@ -10,6 +10,7 @@ Usage::
 
     python benchmarks/einsum.py            # full run
     python benchmarks/einsum.py --quick    # under a minute
+    python benchmarks/einsum.py --expressions [--quick]   # reusable expressions (NumPy)
 """
 
 from __future__ import annotations
@@ -137,6 +138,44 @@ def run_torch(budget: float) -> dict[str, dict[str, float]]:
     return results
 
 
+# name -> (case of CASES, positions of the operands that are constants)
+EXPRESSION_CONSTANTS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "chain4, constants 1-3": ("chain4", (1, 2, 3)),
+    "bilinear, constant W": ("bilinear", (1,)),
+    "chain3 8x8, constants 1-2": ("chain3 8x8 (overhead)", (1, 2)),
+}
+
+
+def run_expressions(budget: float) -> dict[str, dict[str, float]]:
+    """tensorops.einsum_expression against opt_einsum.contract_expression and plain einsum."""
+    import numpy as np
+    import opt_einsum
+
+    import tensorops as tops
+
+    rng = np.random.default_rng(0)
+    cases = {name: (case, ()) for name, case in CASES.items()}
+    cases.update(
+        {name: (CASES[case], fixed) for name, (case, fixed) in EXPRESSION_CONSTANTS.items()}
+    )
+    results: dict[str, dict[str, float]] = {}
+    for name, ((equation, shapes), fixed) in cases.items():
+        arrays = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+        args = [x if i in fixed else x.shape for i, x in enumerate(arrays)]
+        variables = [x for i, x in enumerate(arrays) if i not in fixed]
+        ours = tops.einsum_expression(equation, *args, constants=fixed)
+        theirs = opt_einsum.contract_expression(equation, *args, constants=fixed)
+        expected = np.einsum(equation, *arrays, optimize=True)
+        np.testing.assert_allclose(ours(*variables), expected, rtol=2e-3, atol=1e-2)
+        calls: dict[str, Callable[[], Any]] = {
+            "tensorops": lambda f=ours, v=variables: f(*v),
+            "opt_einsum contract_expression": lambda f=theirs, v=variables: f(*v),
+            "tensorops.einsum": lambda e=equation, a=arrays: tops.einsum(e, *a),
+        }
+        results[name] = measure(calls, budget)
+    return results
+
+
 def _format(seconds: float) -> str:
     if seconds < 1e-3:
         return f"{seconds * 1e6:.1f} µs"
@@ -169,15 +208,19 @@ def table(framework: str, results: dict[str, dict[str, float]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short timings (< 60 s in all)")
-    parser.add_argument("--worker", choices=["numpy", "torch"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--expressions",
+        action="store_true",
+        help="einsum_expression calls against opt_einsum's contract_expression and einsum",
+    )
+    parser.add_argument("--worker", choices=list(WORKERS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     budget = 0.15 if args.quick else 1.0
     if args.worker:
-        run = run_numpy if args.worker == "numpy" else run_torch
-        print(json.dumps(run(budget)))
+        print(json.dumps(WORKERS[args.worker](budget)))
         return
     print("ratio = peer time / tensorops time (above 1: tensorops is faster); float32, CPU\n")
-    for framework in ("numpy", "torch"):
+    for framework in ("expressions",) if args.expressions else ("numpy", "torch"):
         command = [sys.executable, __file__, "--worker", framework]
         if args.quick:
             command.append("--quick")
@@ -185,6 +228,8 @@ def main() -> None:
         print(table(framework, json.loads(output)))
         print()
 
+
+WORKERS = {"numpy": run_numpy, "torch": run_torch, "expressions": run_expressions}
 
 if __name__ == "__main__":
     main()
