@@ -114,6 +114,8 @@ class EinsumExpression:
         "_compiled",
         "_constants",
         "_split",
+        "_variable_shapes",
+        "_variables",
         "constants",
         "equation",
         "plan",
@@ -131,6 +133,8 @@ class EinsumExpression:
         self.constants = tuple(sorted(constants))
         self._compiled = compiled
         self._constants = constants
+        self._variables = tuple(i for i in range(len(plan.shapes)) if i not in constants)
+        self._variable_shapes = tuple(plan.shapes[i] for i in self._variables)
         program = compiled.program
         self._split = None if program is None else split_program(program, frozenset(constants))
         # (family, device) -> the kept slots' values (or, sliced, the converted constants)
@@ -140,10 +144,6 @@ class EinsumExpression:
     def shapes(self) -> tuple[tuple[int, ...], ...]:
         """The shape of every operand, constants included."""
         return self.plan.shapes
-
-    @property
-    def _variables(self) -> tuple[int, ...]:
-        return tuple(i for i in range(len(self.shapes)) if i not in self._constants)
 
     def __call__(self, *arrays: Any, out: Any = None, backend: Any = "auto") -> Any:
         """Contract `arrays` (the operands that are not constants, in order).
@@ -162,6 +162,8 @@ class EinsumExpression:
             TensorOpsError: The wrong number of arrays, or an array of the wrong shape.
         """
         try:
+            if backend == "auto" and self._fits(arrays):  # the common call, checked briefly
+                return self._run(arrays, out)
             operands = self._check(tuple(array_like(x) for x in arrays))
             like = _like(operands, self._constants.values())
             operands = tuple(_scalar(x, like) for x in operands)
@@ -177,6 +179,16 @@ class EinsumExpression:
                 op="einsum_expression", pattern=self.equation, inputs=describe_inputs(arrays)
             )
             raise_error(error)
+
+    def _fits(self, arrays: tuple[Any, ...]) -> bool:
+        """Whether `arrays` are arrays (not numbers) of the planned shapes, as many as needed."""
+        shapes = self._variable_shapes
+        if len(arrays) != len(shapes) or not arrays:
+            return False
+        for x, shape in zip(arrays, shapes, strict=True):
+            if getattr(x, "shape", None) != shape:
+                return False
+        return True
 
     def _check(self, operands: tuple[Any, ...]) -> tuple[Any, ...]:
         variables = self._variables
@@ -196,11 +208,14 @@ class EinsumExpression:
         return operands
 
     def _run(self, operands: tuple[Any, ...], out: Any) -> Any:
-        like = _like(operands, self._constants.values())
+        like = operands[0] if operands else _like(operands, self._constants.values())
         backend = _backend(like)
+        if not self._constants:
+            extras = None if out is None else Extras(None, None, out, "K")
+            return self._compiled.run(backend, operands, extras)
         kept = self._kept(backend, like)
         program, split = self._compiled.program, self._split
-        if program is None or split is None or not self._constants:
+        if program is None or split is None:
             full = dict(kept)
             full.update(zip(self._variables, operands, strict=True))
             extras = None if out is None else Extras(None, None, out, "K")
