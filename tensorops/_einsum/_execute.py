@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from tensorops._types import Backend
 
 __all__ = [
+    "Network",
     "Pair",
     "Prepare",
     "Program",
@@ -197,24 +198,27 @@ def _pair(
     return pair, out_axes
 
 
-def build_program(
-    axes: tuple[tuple[str, ...], ...],
-    shapes: tuple[tuple[int, ...] | None, ...],
-    output: tuple[str, ...],
-    output_shape: tuple[int, ...] | None,
-    sizes: dict[str, int],
-    path: Sequence[tuple[int, ...]],
-) -> Program:
-    """Compile the calls of an einsum.
+class Network(NamedTuple):
+    """The operands and the output of an einsum, as its program is built from them.
 
-    Args:
+    Attributes:
         axes: Per operand its elementary axes (repeats are diagonals).
         shapes: Per operand the reshape to those axes (None: none needed).
         output: The output's elementary axes.
         output_shape: The reshape of output compositions (None: none needed).
         sizes: Size of every axis.
-        path: A validated contraction path (NumPy / opt_einsum convention).
     """
+
+    axes: tuple[tuple[str, ...], ...]
+    shapes: tuple[tuple[int, ...] | None, ...]
+    output: tuple[str, ...]
+    output_shape: tuple[int, ...] | None
+    sizes: dict[str, int]
+
+
+def build_program(network: Network, path: Sequence[tuple[int, ...]]) -> Program:
+    """Compile the calls of an einsum along `path`, a validated contraction path."""
+    axes, shapes, output, output_shape, sizes = network
     out_set = set(output)
     counts: dict[str, int] = {}
     for term in axes:
