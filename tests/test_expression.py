@@ -98,6 +98,32 @@ def test_constants_are_contracted_once(matmuls: list[tuple[int, ...]]) -> None:
     assert matmuls == [(3, 64), (64, 3), (64, 3), (64, 3)]  # constants once, then one per call
 
 
+def test_constants_first_when_calls_cost_less(matmuls: list[tuple[int, ...]]) -> None:
+    # einsum's path starts with the operand (fewest FLOPs in all); with the two
+    # constants contracted once ahead, a call is one (2, 3) @ (3, 5) product
+    arrays = _arrays(((2, 3), (3, 4), (4, 5)))
+    assert tops.einsum_path("ij,jk,kl->il", *arrays).path == [(0, 1), (0, 1)]
+    expr = _expression("ij,jk,kl->il", arrays, (1, 2))
+    assert expr.plan.path == [(1, 2), (0, 1)]
+    for _ in range(3):
+        np.testing.assert_allclose(expr(arrays[0]), np.einsum("ij,jk,kl->il", *arrays))
+    assert matmuls == [(3, 4), (2, 3), (2, 3), (2, 3)]
+
+
+def test_constants_first_only_when_it_pays() -> None:
+    arrays = _arrays(((20, 30), (30, 40), (40, 50)))
+    planned = tops.einsum_path("ij,jk,kl->il", *arrays).path
+    # the constants share no axis: contracting them first is an outer product
+    assert _expression("ij,jk,kl->il", arrays, (0, 2)).plan.path == planned
+    # a path given, or a memory limit: planned as einsum plans it
+    given = [(0, 1), (0, 1)]
+    assert _expression("ij,jk,kl->il", arrays, (1, 2), optimize=given).plan.path == given
+    limited = _expression("ij,jk,kl->il", arrays, (1, 2), memory_limit=10**6)
+    assert limited.plan.path == tops.einsum_path("ij,jk,kl->il", *arrays, memory_limit=10**6).path
+    # one constant: nothing to contract ahead by itself
+    assert _expression("ij,jk,kl->il", arrays, (1,)).plan.path == planned
+
+
 def test_constants_are_kept_per_family_and_device() -> None:
     arrays = _arrays(((64, 3), (3, 64), (64, 3)))
     expr = _expression("ij,jk,kl->il", arrays, (1, 2))
