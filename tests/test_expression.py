@@ -298,3 +298,17 @@ def test_errors_when_made(args: tuple[Any, ...], keywords: dict[str, Any], match
     with _raises(match) as info:
         tops.einsum_expression(*args, **keywords)
     assert str(info.value).startswith("einsum_expression:")
+
+
+def test_tiny_pairs_go_to_the_framework_einsum_as_in_einsum(matmuls: list[tuple[int, ...]]) -> None:
+    a, b = RNG.standard_normal((4, 5)), RNG.standard_normal((5, 6))
+    expr = tops.einsum_expression("ij,jk->ik", a.shape, b.shape)
+    for _ in range(2):
+        np.testing.assert_allclose(expr(a, b), a @ b)
+    assert matmuls == []  # numpy.einsum's loop, as tops.einsum takes for a tiny pair
+    expr = tops.einsum_expression("ij,jk->ik", a.shape, b.shape, strategy="greedy")
+    np.testing.assert_allclose(expr(a, b), a @ b)
+    assert len(matmuls) == 1  # the planned program
+    out = np.empty((4, 6))
+    tops.einsum_expression("ij,jk->ik", a.shape, b.shape)(a, b, out=out)
+    np.testing.assert_allclose(out, a @ b)

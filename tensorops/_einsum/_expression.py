@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from tensorops._axes import product
 from tensorops._backends import NUMPY_BACKEND, get_backend
 from tensorops._config import Settings, config
 from tensorops._convert import convert
-from tensorops._einsum._api import optimizer_path, path_shape
+from tensorops._einsum._api import framework_einsum, optimizer_path, path_shape
 from tensorops._einsum._arguments import (
     Extras,
     array_like,
@@ -129,7 +129,9 @@ class EinsumExpression:
         "_cache",
         "_compiled",
         "_constants",
+        "_runners",
         "_split",
+        "_tiny",
         "_variable_shapes",
         "_variables",
         "constants",
@@ -143,8 +145,11 @@ class EinsumExpression:
         plan: ContractionPlan,
         compiled: Compiled,
         constants: dict[int, Any],
+        tiny: Callable[[Backend], Any] | None = None,
     ) -> None:
         self.equation = equation
+        self._tiny = tiny  # adapter -> the framework's einsum for a tiny pair, or None
+        self._runners: dict[Backend, Callable[[Sequence[Any]], Any]] = {}
         self.plan = plan
         self.constants = tuple(sorted(constants))
         self._compiled = compiled
@@ -227,8 +232,12 @@ class EinsumExpression:
         like = operands[0] if operands else _like(operands, self._constants.values())
         backend = _backend(like)
         if not self._constants:
-            extras = None if out is None else Extras(None, None, out, "K")
-            return self._compiled.run(backend, operands, extras)
+            if out is not None:
+                return self._compiled.run(backend, operands, Extras(None, None, out, "K"))
+            run = self._runners.get(backend)
+            if run is None:
+                run = self._runners[backend] = self._runner(backend)
+            return run(operands)
         kept = self._kept(backend, like)
         program, split = self._compiled.program, self._split
         if program is None or split is None:
@@ -247,6 +256,17 @@ class EinsumExpression:
         run_pairs(backend, slots, split.rest)
         result = arrange_output(backend, slots[program.final], program.perm, program.shape)
         return result if out is None else backend.write(out, result, "unsafe")
+
+    def _runner(self, backend: Backend) -> Callable[[Sequence[Any]], Any]:
+        """What runs a call without constants: the program, or a tiny pair's einsum.
+
+        Under ``auto`` a tiny pair goes to the framework's own einsum, as in `einsum`.
+        """
+        framework = None if self._tiny is None else self._tiny(backend)
+        if framework is not None:
+            return lambda operands: framework(*operands)
+        compiled = self._compiled
+        return lambda operands: compiled.run(backend, operands, None)
 
     def _kept(self, backend: Backend, like: Any) -> dict[int, Any]:
         """The constants' contribution for arrays like `like`, computed on first use."""
@@ -438,7 +458,8 @@ def einsum_expression(
             )
         )
     shown = equation if type(equation) is str else plan.bound.normalized
-    return EinsumExpression(shown, ContractionPlan(plan, shapes), compile_einsum(plan), fixed)
+    tiny = None if fixed else functools.partial(framework_einsum, plan, settings)
+    return EinsumExpression(shown, ContractionPlan(plan, shapes), compile_einsum(plan), fixed, tiny)
 
 
 def call_flops(
