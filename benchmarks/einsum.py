@@ -11,6 +11,7 @@ Usage::
     python benchmarks/einsum.py            # full run
     python benchmarks/einsum.py --quick    # under a minute
     python benchmarks/einsum.py --device cuda   # torch only, on the GPU (synchronized)
+    python benchmarks/einsum.py --expressions [--quick]   # reusable expressions (NumPy)
 """
 
 from __future__ import annotations
@@ -146,6 +147,44 @@ def run_torch(budget: float, device: str = "cpu") -> dict[str, dict[str, float]]
     return results
 
 
+# name -> (case of CASES, positions of the operands that are constants)
+EXPRESSION_CONSTANTS: dict[str, tuple[str, tuple[int, ...]]] = {
+    "chain4, constants 1-3": ("chain4", (1, 2, 3)),
+    "bilinear, constant W": ("bilinear", (1,)),
+    "chain3 8x8, constants 1-2": ("chain3 8x8 (overhead)", (1, 2)),
+}
+
+
+def run_expressions(budget: float) -> dict[str, dict[str, float]]:
+    """tensorops.einsum_expression against opt_einsum.contract_expression and plain einsum."""
+    import numpy as np
+    import opt_einsum
+
+    import tensorops as tops
+
+    rng = np.random.default_rng(0)
+    cases = {name: (case, ()) for name, case in CASES.items()}
+    cases.update(
+        {name: (CASES[case], fixed) for name, (case, fixed) in EXPRESSION_CONSTANTS.items()}
+    )
+    results: dict[str, dict[str, float]] = {}
+    for name, ((equation, shapes), fixed) in cases.items():
+        arrays = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+        args = [x if i in fixed else x.shape for i, x in enumerate(arrays)]
+        variables = [x for i, x in enumerate(arrays) if i not in fixed]
+        ours = tops.einsum_expression(equation, *args, constants=fixed)
+        theirs = opt_einsum.contract_expression(equation, *args, constants=fixed)
+        expected = np.einsum(equation, *arrays, optimize=True)
+        np.testing.assert_allclose(ours(*variables), expected, rtol=2e-3, atol=1e-2)
+        calls: dict[str, Callable[[], Any]] = {
+            "tensorops": lambda f=ours, v=variables: f(*v),
+            "opt_einsum contract_expression": lambda f=theirs, v=variables: f(*v),
+            "tensorops.einsum": lambda e=equation, a=arrays: tops.einsum(e, *a),
+        }
+        results[name] = measure(calls, budget)
+    return results
+
+
 def _format(seconds: float) -> str:
     if seconds < 1e-3:
         return f"{seconds * 1e6:.1f} µs"
@@ -179,18 +218,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short timings (< 60 s in all)")
     parser.add_argument("--device", default="cpu", help="torch's device; not cpu: torch only")
-    parser.add_argument("--worker", choices=["numpy", "torch"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--expressions",
+        action="store_true",
+        help="einsum_expression calls against opt_einsum's contract_expression and einsum",
+    )
+    parser.add_argument("--worker", choices=list(WORKERS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     budget = 0.15 if args.quick else 1.0
     if args.worker:
-        results = run_numpy(budget) if args.worker == "numpy" else run_torch(budget, args.device)
+        work = WORKERS[args.worker]
+        results = run_torch(budget, args.device) if args.worker == "torch" else work(budget)
         print(json.dumps(results))
         return
     print(
         "ratio = peer time / tensorops time (above 1: tensorops is faster); "
         f"float32, {args.device}\n"
     )
-    for framework in ("numpy", "torch") if args.device == "cpu" else ("torch",):
+    if args.expressions:
+        frameworks: tuple[str, ...] = ("expressions",)
+    else:
+        frameworks = ("numpy", "torch") if args.device == "cpu" else ("torch",)
+    for framework in frameworks:
         command = [sys.executable, __file__, "--worker", framework, "--device", args.device]
         if args.quick:
             command.append("--quick")
@@ -198,6 +247,8 @@ def main() -> None:
         print(table(framework, json.loads(output)))
         print()
 
+
+WORKERS = {"numpy": run_numpy, "torch": run_torch, "expressions": run_expressions}
 
 if __name__ == "__main__":
     main()

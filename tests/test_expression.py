@@ -98,6 +98,32 @@ def test_constants_are_contracted_once(matmuls: list[tuple[int, ...]]) -> None:
     assert matmuls == [(3, 64), (64, 3), (64, 3), (64, 3)]  # constants once, then one per call
 
 
+def test_constants_first_when_calls_cost_less(matmuls: list[tuple[int, ...]]) -> None:
+    # einsum's path starts with the operand (fewest FLOPs in all); with the two
+    # constants contracted once ahead, a call is one (2, 3) @ (3, 5) product
+    arrays = _arrays(((2, 3), (3, 4), (4, 5)))
+    assert tops.einsum_path("ij,jk,kl->il", *arrays).path == [(0, 1), (0, 1)]
+    expr = _expression("ij,jk,kl->il", arrays, (1, 2))
+    assert expr.plan.path == [(1, 2), (0, 1)]
+    for _ in range(3):
+        np.testing.assert_allclose(expr(arrays[0]), np.einsum("ij,jk,kl->il", *arrays))
+    assert matmuls == [(3, 4), (2, 3), (2, 3), (2, 3)]
+
+
+def test_constants_first_only_when_it_pays() -> None:
+    arrays = _arrays(((20, 30), (30, 40), (40, 50)))
+    planned = tops.einsum_path("ij,jk,kl->il", *arrays).path
+    # the constants share no axis: contracting them first is an outer product
+    assert _expression("ij,jk,kl->il", arrays, (0, 2)).plan.path == planned
+    # a path given, or a memory limit: planned as einsum plans it
+    given = [(0, 1), (0, 1)]
+    assert _expression("ij,jk,kl->il", arrays, (1, 2), optimize=given).plan.path == given
+    limited = _expression("ij,jk,kl->il", arrays, (1, 2), memory_limit=10**6)
+    assert limited.plan.path == tops.einsum_path("ij,jk,kl->il", *arrays, memory_limit=10**6).path
+    # one constant: nothing to contract ahead by itself
+    assert _expression("ij,jk,kl->il", arrays, (1,)).plan.path == planned
+
+
 def test_constants_are_kept_per_family_and_device() -> None:
     arrays = _arrays(((64, 3), (3, 64), (64, 3)))
     expr = _expression("ij,jk,kl->il", arrays, (1, 2))
@@ -272,3 +298,17 @@ def test_errors_when_made(args: tuple[Any, ...], keywords: dict[str, Any], match
     with _raises(match) as info:
         tops.einsum_expression(*args, **keywords)
     assert str(info.value).startswith("einsum_expression:")
+
+
+def test_tiny_pairs_go_to_the_framework_einsum_as_in_einsum(matmuls: list[tuple[int, ...]]) -> None:
+    a, b = RNG.standard_normal((4, 5)), RNG.standard_normal((5, 6))
+    expr = tops.einsum_expression("ij,jk->ik", a.shape, b.shape)
+    for _ in range(2):
+        np.testing.assert_allclose(expr(a, b), a @ b)
+    assert matmuls == []  # numpy.einsum's loop, as tops.einsum takes for a tiny pair
+    expr = tops.einsum_expression("ij,jk->ik", a.shape, b.shape, strategy="greedy")
+    np.testing.assert_allclose(expr(a, b), a @ b)
+    assert len(matmuls) == 1  # the planned program
+    out = np.empty((4, 6))
+    tops.einsum_expression("ij,jk->ik", a.shape, b.shape)(a, b, out=out)
+    np.testing.assert_allclose(out, a @ b)

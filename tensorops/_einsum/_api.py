@@ -41,7 +41,15 @@ from tensorops._errors import ArgumentError, TensorOpsError, describe_inputs
 from tensorops._tracing import raise_error
 from tensorops._types import Backend, Executor
 
-__all__ = ["EINSUM", "ContractionPlan", "einsum", "einsum_path", "optimizer_path", "path_shape"]
+__all__ = [
+    "EINSUM",
+    "ContractionPlan",
+    "einsum",
+    "einsum_path",
+    "framework_einsum",
+    "optimizer_path",
+    "path_shape",
+]
 
 # Python numbers numpy.einsum takes as 0-d operands.
 _NUMBERS = (int, float, complex)
@@ -68,7 +76,7 @@ def _plan(equation: str, shapes: Any, lengths: Any, variant: Any, backend: Backe
     except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
         plan = plan_einsum(equation, shapes, lengths, spaced, settings)
     run = functools.partial(compile_einsum(plan).run, backend)
-    framework = _framework_einsum(plan, settings, backend)
+    framework = framework_einsum(plan, settings, backend)
     if framework is None:
         return run
 
@@ -85,7 +93,7 @@ def _plan(equation: str, shapes: Any, lengths: Any, variant: Any, backend: Backe
 _TINY_ANY, _TINY_NO_GEMM = 1024, 4096
 
 
-def _framework_einsum(plan: Any, settings: Settings, backend: Backend) -> Any:
+def framework_einsum(plan: Any, settings: Settings, backend: Backend) -> Any:
     """The framework's einsum for a tiny pair under ``auto``; None for the planned program."""
     bound = plan.bound
     if (

@@ -29,7 +29,7 @@ from tensorops._einsum._cost import (
     naive_flops,
     sliced_contraction_steps,
 )
-from tensorops._einsum._execute import Program, build_program, promote, run_program
+from tensorops._einsum._execute import Network, Program, build_program, promote, run_program
 from tensorops._einsum._notation import render_axes
 from tensorops._einsum._paths import PLANNERS, plan_contraction, slice_path
 from tensorops._einsum._sliced import Slicing, plan_slicing, run_sliced
@@ -197,13 +197,10 @@ def compile_einsum(plan: EinsumPlan) -> Compiled:
     output_shape: tuple[int, ...] | None = None
     if bound.output_dims is not None:
         output_shape = tuple(product(sizes[axis] for axis in dim) for dim in bound.output_dims)
-    output = bound.output
+    network = Network(bound.axes, bound.shapes, bound.output, output_shape, sizes)
     if plan.sliced_axes:
-        slicing = plan_slicing(
-            bound.axes, bound.shapes, output, output_shape, sizes, plan.path, plan.sliced_axes
-        )
-        return Compiled(None, slicing)
-    program = build_program(bound.axes, bound.shapes, output, output_shape, sizes, plan.path)
+        return Compiled(None, plan_slicing(network, plan.path, plan.sliced_axes))
+    program = build_program(network, plan.path)
     return Compiled(program, None)
 
 

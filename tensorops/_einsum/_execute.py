@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from tensorops._types import Backend
 
 __all__ = [
+    "Network",
     "Pair",
     "Prepare",
     "Program",
@@ -102,6 +103,62 @@ def _reshape(target: tuple[int, ...], current: tuple[int, ...]) -> tuple[int, ..
     return None if target == current else target
 
 
+def _size(names: Sequence[str], sizes: dict[str, int]) -> int:
+    total = 1
+    for name in names:
+        total *= sizes[name]
+    return total
+
+
+_Layout = tuple[tuple[int, ...], tuple[int, ...]]  # a permutation, then a shape
+
+
+def _layout(
+    operands: tuple[tuple[str, ...], tuple[str, ...]],
+    batch: tuple[str, ...],
+    summed: tuple[str, ...],
+    only: tuple[tuple[str, ...], tuple[str, ...]],
+    sizes: dict[str, int],
+) -> tuple[str, _Layout, _Layout, tuple[int, ...]]:
+    """The mode of a pairwise step, each side's permutation and shape, and the shape made."""
+    (left, right), (only_left, only_right) = operands, only
+    batch_shape = tuple(sizes[a] for a in batch)
+    if summed and batch and not only_left and not only_right:
+        # Batched inner products: a matmul of (1, C) by (C, 1) matrices per batch element
+        # is much slower than multiply + sum (NumPy loops over the batch in C).
+        side = (*batch_shape, _size(summed, sizes))
+        return (
+            "dot",
+            (tuple(left.index(a) for a in batch + summed), side),
+            (tuple(right.index(a) for a in batch + summed), side),
+            batch_shape,
+        )
+    if summed:
+        inner, rows, columns = (_size(axes, sizes) for axes in (summed, only_left, only_right))
+        return (
+            "matmul",
+            (tuple(left.index(a) for a in batch + only_left + summed), (*batch_shape, rows, inner)),
+            (
+                tuple(right.index(a) for a in batch + summed + only_right),
+                (*batch_shape, inner, columns),
+            ),
+            (*batch_shape, rows, columns),
+        )
+    left_sizes, right_sizes = (tuple(sizes[a] for a in axes) for axes in only)
+    return (
+        "multiply",
+        (
+            tuple(left.index(a) for a in batch + only_left),
+            (*batch_shape, *left_sizes, *(1,) * len(only_right)),
+        ),
+        (
+            tuple(right.index(a) for a in batch + only_right),
+            (*batch_shape, *(1,) * len(only_left), *right_sizes),
+        ),
+        (*batch_shape, *left_sizes, *right_sizes),
+    )
+
+
 def _pair(
     slots: tuple[int, int, int],
     left: tuple[str, ...],
@@ -118,42 +175,13 @@ def _pair(
     summed = tuple(a for a in left if a in right and a not in keep)
     only_left = tuple(a for a in left if a not in right)
     only_right = tuple(a for a in right if a not in left)
-
-    def size(names: Sequence[str]) -> int:
-        total = 1
-        for name in names:
-            total *= sizes[name]
-        return total
-
-    batch_shape = tuple(sizes[a] for a in batch)
     left_shape = tuple(sizes[a] for a in left)
     right_shape = tuple(sizes[a] for a in right)
     out_axes = batch + only_left + only_right
-    natural = (*batch_shape, *(sizes[a] for a in only_left), *(sizes[a] for a in only_right))
-    if summed and batch and not only_left and not only_right:
-        # Batched inner products: a matmul of (1, C) by (C, 1) matrices per batch element
-        # is much slower than multiply + sum (NumPy loops over the batch in C).
-        mode = "dot"
-        perm_left = tuple(left.index(a) for a in batch + summed)
-        perm_right = tuple(right.index(a) for a in batch + summed)
-        shape_left = shape_right = (*batch_shape, size(summed))
-        produced = batch_shape
-    elif summed:
-        mode = "matmul"
-        perm_left = tuple(left.index(a) for a in batch + only_left + summed)
-        perm_right = tuple(right.index(a) for a in batch + summed + only_right)
-        inner = size(summed)
-        shape_left = (*batch_shape, size(only_left), inner)
-        shape_right = (*batch_shape, inner, size(only_right))
-        produced = (*batch_shape, size(only_left), size(only_right))
-    else:
-        mode = "multiply"
-        perm_left = tuple(left.index(a) for a in batch + only_left)
-        perm_right = tuple(right.index(a) for a in batch + only_right)
-        ones_left, ones_right = (1,) * len(only_right), (1,) * len(only_left)
-        shape_left = (*batch_shape, *(sizes[a] for a in only_left), *ones_left)
-        shape_right = (*batch_shape, *ones_right, *(sizes[a] for a in only_right))
-        produced = natural
+    natural = tuple(sizes[a] for a in out_axes)
+    mode, (perm_left, shape_left), (perm_right, shape_right), produced = _layout(
+        (left, right), batch, summed, (only_left, only_right), sizes
+    )
     permuted_left = tuple(left_shape[i] for i in perm_left)
     permuted_right = tuple(right_shape[i] for i in perm_right)
     pair = Pair(
@@ -170,24 +198,27 @@ def _pair(
     return pair, out_axes
 
 
-def build_program(
-    axes: tuple[tuple[str, ...], ...],
-    shapes: tuple[tuple[int, ...] | None, ...],
-    output: tuple[str, ...],
-    output_shape: tuple[int, ...] | None,
-    sizes: dict[str, int],
-    path: Sequence[tuple[int, ...]],
-) -> Program:
-    """Compile the calls of an einsum.
+class Network(NamedTuple):
+    """The operands and the output of an einsum, as its program is built from them.
 
-    Args:
+    Attributes:
         axes: Per operand its elementary axes (repeats are diagonals).
         shapes: Per operand the reshape to those axes (None: none needed).
         output: The output's elementary axes.
         output_shape: The reshape of output compositions (None: none needed).
         sizes: Size of every axis.
-        path: A validated contraction path (NumPy / opt_einsum convention).
     """
+
+    axes: tuple[tuple[str, ...], ...]
+    shapes: tuple[tuple[int, ...] | None, ...]
+    output: tuple[str, ...]
+    output_shape: tuple[int, ...] | None
+    sizes: dict[str, int]
+
+
+def build_program(network: Network, path: Sequence[tuple[int, ...]]) -> Program:
+    """Compile the calls of an einsum along `path`, a validated contraction path."""
+    axes, shapes, output, output_shape, sizes = network
     out_set = set(output)
     counts: dict[str, int] = {}
     for term in axes:

@@ -15,14 +15,16 @@ its constants are kept converted, not contracted ahead.
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
+from tensorops._axes import product
 from tensorops._backends import NUMPY_BACKEND, get_backend
-from tensorops._config import config
+from tensorops._config import Settings, config
 from tensorops._convert import convert
-from tensorops._einsum._api import optimizer_path, path_shape
+from tensorops._einsum._api import framework_einsum, optimizer_path, path_shape
 from tensorops._einsum._arguments import (
     Extras,
     array_like,
@@ -30,7 +32,14 @@ from tensorops._einsum._arguments import (
     read_options,
     split_operands,
 )
-from tensorops._einsum._compile import Compiled, ContractionPlan, compile_einsum, plan_einsum_cached
+from tensorops._einsum._compile import (
+    Compiled,
+    ContractionPlan,
+    EinsumPlan,
+    compile_einsum,
+    plan_einsum_cached,
+)
+from tensorops._einsum._cost import contraction_steps
 from tensorops._einsum._execute import (
     Pair,
     Program,
@@ -39,11 +48,18 @@ from tensorops._einsum._execute import (
     promote,
     run_pairs,
 )
+from tensorops._einsum._paths import find_path
 from tensorops._errors import ArgumentError, ShapeError, TensorOpsError, describe_inputs
 from tensorops._tracing import raise_error
 from tensorops._types import Backend
 
-__all__ = ["EinsumExpression", "einsum_expression", "split_program"]
+__all__ = [
+    "EinsumExpression",
+    "call_flops",
+    "constants_first",
+    "einsum_expression",
+    "split_program",
+]
 
 _NUMBERS = (int, float, complex)
 # opt_einsum's backend names -> the array namespace's module
@@ -65,7 +81,7 @@ def split_program(program: Program, constants: frozenset[int]) -> _Split:
 
     Examples:
         >>> from tensorops._einsum._compile import compile_einsum, plan_einsum
-        >>> from tensorops._config import config
+        >>> from tensorops._config import Settings, config
         >>> shapes = ((64, 3), (3, 64), (64, 3))
         >>> plan = plan_einsum("ij,jk,kl->il", shapes, (), None, config.current())
         >>> plan.path
@@ -113,7 +129,11 @@ class EinsumExpression:
         "_cache",
         "_compiled",
         "_constants",
+        "_runners",
         "_split",
+        "_tiny",
+        "_variable_shapes",
+        "_variables",
         "constants",
         "equation",
         "plan",
@@ -125,12 +145,17 @@ class EinsumExpression:
         plan: ContractionPlan,
         compiled: Compiled,
         constants: dict[int, Any],
+        tiny: Callable[[Backend], Any] | None = None,
     ) -> None:
         self.equation = equation
+        self._tiny = tiny  # adapter -> the framework's einsum for a tiny pair, or None
+        self._runners: dict[Backend, Callable[[Sequence[Any]], Any]] = {}
         self.plan = plan
         self.constants = tuple(sorted(constants))
         self._compiled = compiled
         self._constants = constants
+        self._variables = tuple(i for i in range(len(plan.shapes)) if i not in constants)
+        self._variable_shapes = tuple(plan.shapes[i] for i in self._variables)
         program = compiled.program
         self._split = None if program is None else split_program(program, frozenset(constants))
         # (family, device) -> the kept slots' values (or, sliced, the converted constants)
@@ -140,10 +165,6 @@ class EinsumExpression:
     def shapes(self) -> tuple[tuple[int, ...], ...]:
         """The shape of every operand, constants included."""
         return self.plan.shapes
-
-    @property
-    def _variables(self) -> tuple[int, ...]:
-        return tuple(i for i in range(len(self.shapes)) if i not in self._constants)
 
     def __call__(self, *arrays: Any, out: Any = None, backend: Any = "auto") -> Any:
         """Contract `arrays` (the operands that are not constants, in order).
@@ -162,6 +183,8 @@ class EinsumExpression:
             TensorOpsError: The wrong number of arrays, or an array of the wrong shape.
         """
         try:
+            if backend == "auto" and self._fits(arrays):  # the common call, checked briefly
+                return self._run(arrays, out)
             operands = self._check(tuple(array_like(x) for x in arrays))
             like = _like(operands, self._constants.values())
             operands = tuple(_scalar(x, like) for x in operands)
@@ -177,6 +200,16 @@ class EinsumExpression:
                 op="einsum_expression", pattern=self.equation, inputs=describe_inputs(arrays)
             )
             raise_error(error)
+
+    def _fits(self, arrays: tuple[Any, ...]) -> bool:
+        """Whether `arrays` are arrays (not numbers) of the planned shapes, as many as needed."""
+        shapes = self._variable_shapes
+        if len(arrays) != len(shapes) or not arrays:
+            return False
+        for x, shape in zip(arrays, shapes, strict=True):
+            if getattr(x, "shape", None) != shape:
+                return False
+        return True
 
     def _check(self, operands: tuple[Any, ...]) -> tuple[Any, ...]:
         variables = self._variables
@@ -196,11 +229,18 @@ class EinsumExpression:
         return operands
 
     def _run(self, operands: tuple[Any, ...], out: Any) -> Any:
-        like = _like(operands, self._constants.values())
+        like = operands[0] if operands else _like(operands, self._constants.values())
         backend = _backend(like)
+        if not self._constants:
+            if out is not None:
+                return self._compiled.run(backend, operands, Extras(None, None, out, "K"))
+            run = self._runners.get(backend)
+            if run is None:
+                run = self._runners[backend] = self._runner(backend)
+            return run(operands)
         kept = self._kept(backend, like)
         program, split = self._compiled.program, self._split
-        if program is None or split is None or not self._constants:
+        if program is None or split is None:
             full = dict(kept)
             full.update(zip(self._variables, operands, strict=True))
             extras = None if out is None else Extras(None, None, out, "K")
@@ -216,6 +256,17 @@ class EinsumExpression:
         run_pairs(backend, slots, split.rest)
         result = arrange_output(backend, slots[program.final], program.perm, program.shape)
         return result if out is None else backend.write(out, result, "unsafe")
+
+    def _runner(self, backend: Backend) -> Callable[[Sequence[Any]], Any]:
+        """What runs a call without constants: the program, or a tiny pair's einsum.
+
+        Under ``auto`` a tiny pair goes to the framework's own einsum, as in `einsum`.
+        """
+        framework = None if self._tiny is None else self._tiny(backend)
+        if framework is not None:
+            return lambda operands: framework(*operands)
+        compiled = self._compiled
+        return lambda operands: compiled.run(backend, operands, None)
 
     def _kept(self, backend: Backend, like: Any) -> dict[int, Any]:
         """The constants' contribution for arrays like `like`, computed on first use."""
@@ -395,6 +446,7 @@ def einsum_expression(
         settings, _, _ = read_options(options, config.current, shapes, operands)
         settings = optimizer_path(settings, equation, shapes, lengths, spaced)
         plan = plan_einsum_cached(equation, shapes, tuple(lengths.items()), spaced, settings)
+        plan = constants_first(plan, frozenset(fixed), settings)
     except TensorOpsError as error:
         pattern = equation if type(equation) is str else None
         raise_error(
@@ -406,7 +458,68 @@ def einsum_expression(
             )
         )
     shown = equation if type(equation) is str else plan.bound.normalized
-    return EinsumExpression(shown, ContractionPlan(plan, shapes), compile_einsum(plan), fixed)
+    tiny = None if fixed else functools.partial(framework_einsum, plan, settings)
+    return EinsumExpression(shown, ContractionPlan(plan, shapes), compile_einsum(plan), fixed, tiny)
+
+
+def call_flops(
+    inputs: Sequence[tuple[str, ...]],
+    output: tuple[str, ...],
+    sizes: dict[str, int],
+    path: Sequence[Sequence[int]],
+    constants: frozenset[int],
+) -> tuple[int, int]:
+    """The FLOPs of a call (steps on constants alone are free) and the largest step result."""
+    steps = contraction_steps(inputs, output, sizes, path)
+    fixed = [i in constants for i in range(len(inputs))]
+    flops = 0
+    for step in steps:
+        ahead = all(fixed[p] for p in step.operands)
+        flops += 0 if ahead else step.flops
+        for p in sorted(step.operands, reverse=True):
+            del fixed[p]
+        fixed.append(ahead)
+    return flops, max((step.size for step in steps), default=0)
+
+
+def constants_first(plan: EinsumPlan, constants: frozenset[int], settings: Settings) -> EinsumPlan:
+    """`plan`, or one contracting the constants among themselves first if calls cost less.
+
+    The constants are planned as a network of their own (its output: their axes that
+    an operand or the output still needs), then the operands with its result. That
+    plan is taken when its calls cost fewer FLOPs and its largest intermediate is no
+    larger than `plan`'s or the largest operand. Plans under a memory limit or along a
+    given path are kept as they are.
+    """
+    inputs, output, sizes = plan.inputs, plan.bound.output, plan.bound.sizes
+    strategy = settings.strategy
+    if not 2 <= len(constants) < len(inputs) or not isinstance(strategy, str) or plan.sliced_axes:
+        return plan
+    if settings.memory_limit is not None:
+        return plan
+    max_time = settings.max_time if strategy == "hyper" else None
+    plan_part = functools.partial(
+        find_path, size_dict=sizes, strategy=strategy, max_time=max_time, minimize=settings.minimize
+    )
+    fixed = sorted(constants)
+    needed = set(output).union(*(axes for i, axes in enumerate(inputs) if i not in constants))
+    folded = tuple(dict.fromkeys(a for i in fixed for a in inputs[i] if a in needed))
+    ahead = plan_part([inputs[i] for i in fixed], folded)
+    current, members = list(range(len(inputs))), list(fixed)
+    path = []
+    for made, entry in enumerate(ahead, len(inputs)):  # as positions in the whole list
+        chosen = [members[p] for p in entry]
+        path.append(tuple(current.index(ident) for ident in chosen))
+        current = [ident for ident in current if ident not in chosen] + [made]
+        members = [ident for ident in members if ident not in chosen] + [made]
+    rest = [inputs[ident] if ident < len(inputs) else folded for ident in current]
+    path += plan_part(rest, output)
+    old = call_flops(inputs, output, sizes, plan.path, constants)
+    new = call_flops(inputs, output, sizes, path, constants)
+    largest_input = max(product(sizes[a] for a in axes) for axes in inputs)
+    if new[0] < old[0] and new[1] <= max(old[1], largest_input):
+        return plan._replace(path=tuple(path))
+    return plan
 
 
 def _refuse_call_options(options: dict[str, Any]) -> None:

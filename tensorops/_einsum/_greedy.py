@@ -193,27 +193,24 @@ class _Greedy:
         """Contract the best candidate pair until none is left.
 
         Each step contracts the pair, then its result with any operand of equal
-        axes, and pushes the result's best pair with its neighbours. One function,
-        not one per step: a call per contraction costs more than its work on
-        small networks.
+        axes, and pushes the result's best pair with its neighbours (`relink`).
+        The contraction itself is inlined: small networks go to `_plan_small`, and
+        here a call per contraction would cost about as much as its work.
         """
         alive, by_mask, count, sizes = self.alive, self.by_mask, self.count, self.sizes
         neighbours, net, limit, plain = self.neighbours, self.net, self.net.limit, self.plain
         out, summed, on_two, on_three = self.out, self.summed, self.on_two, self.on_three
         cache, size, ssa, n = net.size_cache, net.size, net.ssa, len(net.inputs)
-        weight, scorer, writes, total = self.weight, self.scorer, net.write_weight, 0
+        writes, total = net.write_weight, 0
         while heap:
             _, b, a = heapq.heappop(heap)  # a < b
             if a not in alive or b not in alive:
                 continue
             if limit is not None and len(alive) > 2:
                 ua, ub = alive[a], alive[b]
-                kept = (ua & ub & on_three) | ((ua ^ ub) & on_two)
-                if not net.fits(((ua | ub) & out) | kept):
+                if not net.fits(((ua | ub) & out) | (ua & ub & on_three) | ((ua ^ ub) & on_two)):
                     continue
-            dead = [a, b]
-            linked = neighbours.pop(a)
-            linked |= neighbours.pop(b)
+            dead, linked = [a, b], neighbours.pop(a) | neighbours.pop(b)
             while True:  # contract a and b, then the result with an operand of equal axes
                 ua, ub = alive.pop(a), alive.pop(b)
                 by_mask.pop(ua, None)
@@ -257,28 +254,77 @@ class _Greedy:
             neighbours[ident] = linked
             if linked:
                 lone, paired = ~on_two & summed, ~on_three & summed
-                # inlined best_partner: hot loop, see benchmarks/einsum_planning.py
-                best = best_b = -1
-                # a scorer draws random numbers: score in a fixed order (torch.compile
-                # iterates sets in another order than CPython)
-                for b in sorted(linked) if scorer else linked:
-                    others = neighbours[b]
-                    others.difference_update(dead)
-                    others.add(ident)
-                    ub = alive[b]
-                    shared = result & ub
-                    gone = (shared & paired) | ((result ^ ub) & lone)
-                    sb = sizes[b]
-                    divisor = (cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone))
-                    if scorer:
-                        score = scorer(result_size * sb // divisor, result_size + sb)
-                    else:
-                        score = result_size * sb // divisor - weight * (result_size + sb)
-                    # the result has the largest id, so ties go to the lowest neighbour
-                    if best_b < 0 or score < best or (score == best and b < best_b):
-                        best, best_b = score, b
-                heapq.heappush(heap, (best, ident, best_b))
+                heapq.heappush(heap, self.relink(ident, linked, dead, lone, paired))
         self.total = total
+
+    def relink(
+        self, ident: int, linked: set[int], dead: list[int], lone: int, paired: int
+    ) -> _Candidate:
+        """Make the new result `ident` the neighbour of `linked` in place of `dead`; its candidate.
+
+        `best_partner` over `linked`, inlined (hot loop, see
+        benchmarks/einsum_planning.py), with the neighbour sets updated on the way.
+        """
+        alive, sizes, neighbours = self.alive, self.sizes, self.neighbours
+        weight, scorer, cache, size = self.weight, self.scorer, self.net.size_cache, self.net.size
+        result, result_size = alive[ident], sizes[ident]
+        best = best_b = -1
+        # a scorer draws random numbers: score in a fixed order (torch.compile
+        # iterates sets in another order than CPython)
+        for b in sorted(linked) if scorer else linked:
+            others = neighbours[b]
+            others.difference_update(dead)
+            others.add(ident)
+            ub = alive[b]
+            shared = result & ub
+            gone = (shared & paired) | ((result ^ ub) & lone)
+            sb = sizes[b]
+            divisor = (cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone))
+            if scorer:
+                score = scorer(result_size * sb // divisor, result_size + sb)
+            else:
+                score = result_size * sb // divisor - weight * (result_size + sb)
+            # the result has the largest id, so ties go to the lowest neighbour
+            if best_b < 0 or score < best or (score == best and b < best_b):
+                best, best_b = score, b
+        return best, ident, best_b
+
+
+def _best_pair(
+    net: BitNetwork,
+    masks: list[int],
+    sizes: list[int],
+    out: int,
+    on_two: int,
+    on_three: int,
+    weight: int,
+) -> tuple[int, int, int, int]:
+    """`_plan_small`'s choice: positions ``i < j``, the result's axes and size (j 0: none).
+
+    The lowest ``(score, larger position, smaller position)`` over the pairs that
+    share a summed axis.
+    """
+    cache, size, summed = net.size_cache, net.size, ~out
+    best = i = j = result = result_size = 0
+    for k in range(1, len(masks)):
+        ub, sb = masks[k], sizes[k]
+        for h in range(k):
+            ua = masks[h]
+            shared = ua & ub
+            if not shared & summed:
+                continue
+            union, sa = ua | ub, sizes[h]
+            kept = (union & out) | ((ua ^ ub) & on_two) | (shared & on_three)
+            # inlined pair cost: the sizes of the few shared and summed axes
+            # are cheap and mostly cached, those of large masks are not
+            gone = union ^ kept
+            divisor = (cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone))
+            kept_size = sa * sb // divisor
+            score = kept_size - weight * (sa + sb)
+            # ties: the larger id, then the smaller, lowest (ids increase)
+            if j == 0 or score < best or (score == best and (k, h) < (j, i)):
+                best, i, j, result, result_size = score, h, k, kept, kept_size
+    return i, j, result, result_size
 
 
 def _holders(alive: dict[int, int], summed: int) -> dict[int, list[int]]:
@@ -380,25 +426,7 @@ def _plan_small(net: BitNetwork, out: int, weight: int) -> int | None:
             result = (ua & out) | (ua & on_three)
             result_size = cache.get(result) or size(result)
         else:
-            best = i = j = result = result_size = 0
-            for k in range(1, alive):
-                ub, sb = masks[k], sizes[k]
-                for h in range(k):
-                    ua = masks[h]
-                    shared = ua & ub
-                    if not shared & summed:
-                        continue
-                    union, sa = ua | ub, sizes[h]
-                    kept = (union & out) | ((ua ^ ub) & on_two) | (shared & on_three)
-                    # inlined pair cost: the sizes of the few shared and summed axes
-                    # are cheap and mostly cached, those of large masks are not
-                    gone = union ^ kept
-                    divisor = (cache.get(shared) or size(shared)) * (cache.get(gone) or size(gone))
-                    kept_size = sa * sb // divisor
-                    score = kept_size - weight * (sa + sb)
-                    # ties: the larger id, then the smaller, lowest (ids increase)
-                    if j == 0 or score < best or (score == best and (k, h) < (j, i)):
-                        best, i, j, result, result_size = score, h, k, kept, kept_size
+            i, j, result, result_size = _best_pair(net, masks, sizes, out, on_two, on_three, weight)
             if j == 0:  # no linked pair is left: join the rest
                 net.join(list(zip(ids, masks, strict=True)))
                 return None

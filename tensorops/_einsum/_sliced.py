@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from tensorops._axes import product
 from tensorops._einsum._execute import (
+    Network,
     Program,
     arrange_output,
     build_program,
@@ -54,18 +55,13 @@ class Slicing(NamedTuple):
 
 
 def plan_slicing(
-    axes: tuple[tuple[str, ...], ...],
-    shapes: tuple[tuple[int, ...] | None, ...],
-    output: tuple[str, ...],
-    output_shape: tuple[int, ...] | None,
-    sizes: dict[str, int],
-    path: Sequence[tuple[int, ...]],
-    sliced: tuple[str, ...],
+    network: Network, path: Sequence[tuple[int, ...]], sliced: tuple[str, ...]
 ) -> Slicing:
-    """The `Slicing` of a contraction (arguments as for ``build_program``)."""
-    kept = [tuple(a for a in term if a not in sliced) for term in axes]
+    """The `Slicing` of a contraction along `path`, slicing the axes `sliced`."""
+    axes, shapes, output, output_shape, sizes = network
+    kept = tuple(tuple(a for a in term if a not in sliced) for term in axes)
     rest = tuple(a for a in output if a not in sliced)
-    program = build_program(tuple(kept), (None,) * len(axes), rest, None, sizes, path)
+    program = build_program(Network(kept, (None,) * len(axes), rest, None, sizes), path)
     positions = tuple(
         tuple(tuple(i for i, a in enumerate(term) if a == axis) for axis in sliced) for term in axes
     )

@@ -82,12 +82,10 @@ DESELECTED: dict[str, str] = {
         "pytest.approx of a jax array reads arr.flat, which this jax refuses: fails on "
         "opt_einsum itself too (jax.jit of the expression runs; tests/test_expression.py)"
     ),
-    "opt_einsum.tests.test_backends::test_jax_with_constants": (
-        "asks two float32 results of a three-operand chain (one with constants folded "
-        "first) to agree to 1e-8 in summed absolute difference, below one float32 ulp of "
-        "the values: it needs both to round identically, which depends on jax's dot "
-        "kernels (it fails with jax newer than the one it was written for); values are "
-        "compared within tolerance by tests/test_jax.py and the other opt_einsum jax tests"
+    "opt_einsum.tests.test_backends::test_jax_with_constants[constants2]": (
+        "compares float32 results of two contraction orders to 1e-8: with constants 1 and 2 "
+        "the expression contracts them first (half the FLOPs a call), contract (einsum) "
+        "does not; they differ by 1.1e-6, float32 rounding (tests/test_expression.py)"
     ),
     "opt_einsum.tests.test_edge_cases::test_contract_expression_checks": (
         "expects ValueError for optimize=False (tensorops plans it as one step, as einsum "
