@@ -171,8 +171,9 @@ def main() -> None:
         import torch
 
         frameworks.append("torch")
-        if args.device != "cpu":
-            SYNC, DEVICE = torch.cuda.synchronize, args.device
+        DEVICE = args.device
+        if DEVICE.startswith("cuda"):
+            SYNC = torch.cuda.synchronize
     except ImportError:
         print("torch is not installed: NumPy only")
     print(
