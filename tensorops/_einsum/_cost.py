@@ -13,7 +13,6 @@ the step's result is appended at the end.
 from __future__ import annotations
 
 import operator
-from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -149,15 +148,18 @@ def contraction_steps(
     remaining = [tuple(axes) for axes in inputs]
     # per axis, how many remaining operands hold it, the output counting as one: an
     # axis is kept by a step while some other operand or the output still has it
-    holders = Counter(output)
-    for axes in remaining:
-        holders.update(axes)
+    # (a plain dict, counted by hand: Counter's update / subtract cost a call each)
+    holders: dict[str, int] = {}
+    for axes in (output, *remaining):
+        for axis in axes:
+            holders[axis] = holders.get(axis, 0) + 1
     steps: list[Step] = []
     for number, entry in enumerate(path):
         positions = _check_entry(entry, len(remaining), number)
         operands = tuple(remaining[p] for p in positions)
         for position in sorted(positions, reverse=True):
-            holders.subtract(remaining.pop(position))
+            for axis in remaining.pop(position):
+                holders[axis] -= 1
         # dict keys keep first-appearance order, which is deterministic for str axes
         union = dict.fromkeys(axis for axes in operands for axis in axes)
         if number == len(path) - 1:
@@ -173,7 +175,8 @@ def contraction_steps(
         steps.append(
             Step(positions, operands, result, summed, flops, compute_size(result, size_dict))
         )
-        holders.update(result)
+        for axis in result:
+            holders[axis] += 1
         remaining.append(result)
     if len(remaining) != 1:
         raise ValueError(
