@@ -115,6 +115,29 @@ def _check_entry(entry: Sequence[int], count: int, number: int) -> tuple[int, ..
     return tuple(positions)
 
 
+def _step(
+    positions: tuple[int, ...],
+    operands: tuple[tuple[str, ...], ...],
+    output: tuple[str, ...] | None,
+    holders: Mapping[str, int],
+    size_dict: Mapping[str, int],
+) -> Step:
+    """One step of `contraction_steps`: its result is `output` for the last step (else None)."""
+    # dict keys keep first-appearance order, which is deterministic for str axes
+    union = dict.fromkeys(axis for axes in operands for axis in axes)
+    if output is not None:
+        missing = [axis for axis in output if axis not in union]
+        if missing:
+            raise ValueError(f"the last path step lacks output axes {missing}")
+        result = tuple(output)
+    else:
+        result = tuple(axis for axis in union if holders[axis] > 0)
+    result_set = frozenset(result)
+    summed = tuple(axis for axis in union if axis not in result_set)
+    flops = flop_count(union, bool(summed), len(positions), size_dict)
+    return Step(positions, operands, result, summed, flops, compute_size(result, size_dict))
+
+
 def contraction_steps(
     inputs: Sequence[tuple[str, ...]],
     output: tuple[str, ...],
@@ -160,24 +183,12 @@ def contraction_steps(
         for position in sorted(positions, reverse=True):
             for axis in remaining.pop(position):
                 holders[axis] -= 1
-        # dict keys keep first-appearance order, which is deterministic for str axes
-        union = dict.fromkeys(axis for axes in operands for axis in axes)
-        if number == len(path) - 1:
-            missing = [axis for axis in output if axis not in union]
-            if missing:
-                raise ValueError(f"the last path step lacks output axes {missing}")
-            result = tuple(output)
-        else:
-            result = tuple(axis for axis in union if holders[axis] > 0)
-        result_set = frozenset(result)
-        summed = tuple(axis for axis in union if axis not in result_set)
-        flops = flop_count(union, bool(summed), len(positions), size_dict)
-        steps.append(
-            Step(positions, operands, result, summed, flops, compute_size(result, size_dict))
-        )
-        for axis in result:
+        last = number == len(path) - 1
+        step = _step(positions, operands, output if last else None, holders, size_dict)
+        steps.append(step)
+        for axis in step.result:
             holders[axis] += 1
-        remaining.append(result)
+        remaining.append(step.result)
     if len(remaining) != 1:
         raise ValueError(
             f"the path leaves {len(remaining)} operands uncontracted; it must end with one"
