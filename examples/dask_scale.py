@@ -9,7 +9,6 @@ Usage: python examples/dask_scale.py
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -18,23 +17,19 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a source checkout
 
+from _cluster import has_dask, local_cluster  # beside this file
+
 import tensorops as tops
 
 
 def main() -> int:
-    if importlib.util.find_spec("dask") is None or importlib.util.find_spec("distributed") is None:
+    if not has_dask():
         print("dask or distributed is not installed: skipped (pip install 'dask[distributed]')")
         return 0
     import dask.array as da
-    from dask.distributed import Client, LocalCluster
 
-    with (
-        LocalCluster(
-            n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        print(f"cluster: {len(client.scheduler_info()['workers'])} workers")
+    with local_cluster() as workers:
+        print(f"cluster: {workers} workers")
         # 64 images of 3 x 256 x 256, float32: 48 MiB in 16 chunks.
         images = da.random.default_rng(0).random((64, 3, 256, 256), chunks=(16, 3, 128, 128))
         images = images.astype(np.float32)

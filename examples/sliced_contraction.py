@@ -12,7 +12,6 @@ Usage: python examples/sliced_contraction.py
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -20,6 +19,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a source checkout
+
+from _cluster import has_dask, local_cluster  # beside this file
 
 import tensorops as tops
 
@@ -51,19 +52,12 @@ def main() -> int:
     print(f"  NumPy, slice by slice: {float(on_numpy):.6f} (unsliced: {float(expected):.6f})")
     assert np.allclose(on_numpy, expected)
 
-    if importlib.util.find_spec("dask") is None or importlib.util.find_spec("distributed") is None:
+    if not has_dask():
         print("dask or distributed is not installed: the cluster part is skipped")
         return 0
     import dask.array as da
-    from dask.distributed import Client, LocalCluster
 
-    with (
-        LocalCluster(
-            n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        workers = len(client.scheduler_info()["workers"])
+    with local_cluster() as workers:
         lazy = [da.from_array(m, chunks=(N, N)) for m in matrices]
         started = time.perf_counter()
         result = tops.einsum(RING, *lazy, memory_limit=LIMIT)

@@ -9,13 +9,8 @@
 # scripts/check_newest.sh first to see what the newest versions change and break.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-extras="torch,progress,plot,partition,bench,test,docs"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-python3 -m venv "$tmp/venv"
-py="$tmp/venv/bin/python"
-"$py" -m pip install --quiet --upgrade pip
-"$py" -m pip install --quiet "torch==2.13.0"
+# shellcheck source=scripts/_fresh_venv.sh
+source scripts/_fresh_venv.sh
 "$py" -m pip install --quiet ".[$extras]"
 out=requirements/constraints.txt
 {

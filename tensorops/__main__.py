@@ -39,38 +39,33 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
+def _dims(part: str, separator: str, bad: str, expected: str) -> tuple[int, ...]:
+    """The lengths in `part`, split at `separator`; else ``"{bad}: {expected}"`` for argparse."""
+    if part in ("", "()"):
+        return ()
+    try:
+        dims = tuple(int(d) for d in part.split(separator))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{bad}: {expected}") from None
+    if any(d < 0 for d in dims):
+        raise argparse.ArgumentTypeError(f"{bad}: lengths are >= 0")
+    return dims
+
+
 def _parse_shape(text: str) -> tuple[int, ...]:
     """``"8,3,32,32"`` or ``"8x3x32x32"`` -> ``(8, 3, 32, 32)``; ``"()"`` is a scalar."""
     text = text.strip()
     if text in ("", "()"):
         return ()
     separator = "x" if "x" in text else ","
-    try:
-        dims = tuple(int(part) for part in text.strip("()").split(separator))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"bad shape {text!r}: expected integers such as 8,3,32,32"
-        ) from None
-    if any(d < 0 for d in dims):
-        raise argparse.ArgumentTypeError(f"bad shape {text!r}: lengths are >= 0")
-    return dims
+    expected = "expected integers such as 8,3,32,32"
+    return _dims(text.strip("()"), separator, f"bad shape {text!r}", expected)
 
 
 def _parse_shapes(text: str) -> list[tuple[int, ...]]:
     """``"2x3,3x4"`` -> ``[(2, 3), (3, 4)]``: operands split by ``,``, dims by ``x``."""
-    parts = [part.strip() for part in text.split(",")]
-    shapes = []
-    for part in parts:
-        try:
-            dims = () if part in ("", "()") else tuple(int(d) for d in part.split("x"))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"bad shapes {text!r}: expected operands like 2x3,3x4"
-            ) from None
-        if any(d < 0 for d in dims):
-            raise argparse.ArgumentTypeError(f"bad shapes {text!r}: lengths are >= 0")
-        shapes.append(dims)
-    return shapes
+    bad, expected = f"bad shapes {text!r}", "expected operands like 2x3,3x4"
+    return [_dims(part.strip(), "x", bad, expected) for part in text.split(",")]
 
 
 def _parse_length(text: str) -> tuple[str, int]:

@@ -38,6 +38,7 @@ from typing import Any, ClassVar, NoReturn
 
 from tensorops._backends import ADAPTERS, backend_for_name, get_backend
 from tensorops._errors import (
+    FAST_PATH_MISSES,
     FRAMEWORK_ERRORS,
     MISSING,
     ArgumentError,
@@ -75,10 +76,6 @@ __all__ = [
 
 #: Bound plans kept in the LRU cache (one per op / pattern / shapes / lengths / variant).
 PLAN_CACHE_SIZE = 4096
-
-#: What makes the fast path give up: a type not seen yet, an unhashable key, an
-#: argument without a shape (a list of arrays).
-_MISSES = (KeyError, TypeError, AttributeError)
 
 Lengths = tuple[tuple[str, Any], ...]
 #: ``plan(pattern, shapes, lengths, variant, adapter) -> executor``.
@@ -241,12 +238,12 @@ def call(op: Op, x: Any, pattern: Any, lengths: dict[str, Any], variant: Any, ar
         adapter = ADAPTERS[type(x)]
         items = tuple(lengths.items()) if lengths else ()
         run = bound_plan(op, pattern, x.shape, items, variant, adapter)
-    except TensorOpsError as error:  # before _MISSES: some are TypeErrors too
+    except TensorOpsError as error:  # before FAST_PATH_MISSES: some are TypeErrors too
         raise_error(
             in_context(error, op, (x,), pattern, lengths),
             _replay(op, (x,), pattern, lengths, variant, arg, False),
         )
-    except _MISSES:
+    except FAST_PATH_MISSES:
         return _call_slowly(op, (x,), pattern, lengths, variant, arg)
     try:
         return run(x, arg)
@@ -285,12 +282,12 @@ def call_many(
             shapes = tuple([x.shape for x in arrays])
         items = tuple(lengths.items()) if lengths else ()
         run = bound_plan(op, pattern, shapes, items, variant, adapter)
-    except TensorOpsError as error:  # before _MISSES: some are TypeErrors too
+    except TensorOpsError as error:  # before FAST_PATH_MISSES: some are TypeErrors too
         raise_error(
             in_context(error, op, arrays, pattern, lengths),
             _replay(op, arrays, pattern, lengths, variant, arg, True),
         )
-    except (*_MISSES, IndexError):
+    except (*FAST_PATH_MISSES, IndexError):
         return _call_slowly(op, tuple(arrays), pattern, lengths, variant, arg, many=True)
     try:
         return run(arrays, arg)

@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 __all__ = [
+    "FAST_PATH_MISSES",
     "FRAMEWORK_ERRORS",
     "MISSING",
     "ArgumentError",
@@ -63,6 +64,13 @@ Span = tuple[int, int]
 #: axis to take the max of, a failing reduction callable): caught around framework calls
 #: and reported as a `BackendError` with the call's context.
 FRAMEWORK_ERRORS = (ValueError, RuntimeError, TypeError, IndexError, ArithmeticError)
+
+#: What makes the dispatch's fast path give up and take the slow one, which reports
+#: the cause: a type not seen yet (`KeyError`), an unhashable key (`TypeError`), an
+#: argument without a shape (`AttributeError`, a list of arrays). Not framework
+#: errors: the fast path catches `TensorOpsError` first, and `FRAMEWORK_ERRORS` only
+#: around the framework calls it makes.
+FAST_PATH_MISSES = (KeyError, TypeError, AttributeError)
 
 #: How many inputs a message describes before it says "... and N more".
 SHOWN_INPUTS = 4

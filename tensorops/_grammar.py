@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -138,40 +139,32 @@ class _Token(NamedTuple):
     span: Span
 
 
-_PUNCTUATION = frozenset("()[],*")
-
-
-def _is_word_char(char: str) -> bool:
-    # Beyond ASCII every non-space character is part of a word: compact einsum
-    # equations use any Unicode symbol as one axis, as opt_einsum writes them.
-    return char.isalnum() or char == "_" if char.isascii() else not char.isspace()
+# One token per match, scanned by the regex engine: a long equation (hundreds of
+# terms) is read in time linear in its length, without a Python step per character.
+# Beyond ASCII every non-space character is part of a word: compact einsum equations
+# use any Unicode symbol as one axis, as opt_einsum writes them.
+_TOKEN = re.compile(
+    r"\s+|(?P<punct>\.\.\.|->|[()\[\],*])|(?P<word>(?:[0-9A-Za-z_]|[^\x00-\x7f\s])+)"
+)
 
 
 def _tokenize(text: str) -> list[_Token]:
     tokens: list[_Token] = []
+    match = _TOKEN.match
     i, n = 0, len(text)
     while i < n:
-        char = text[i]
-        if char.isspace():
-            i += 1
-        elif text.startswith("...", i):
-            tokens.append(_Token("...", "...", (i, i + 3)))
-            i += 3
-        elif text.startswith("->", i):
-            tokens.append(_Token("->", "->", (i, i + 2)))
-            i += 2
-        elif char in _PUNCTUATION:
-            tokens.append(_Token(char, char, (i, i + 1)))
-            i += 1
-        elif _is_word_char(char):
-            j = i
-            while j < n and _is_word_char(text[j]):
-                j += 1
-            word = text[i:j]
-            tokens.append(_Token(_classify_word(text, word, i), word, (i, j)))
-            i = j
-        else:
+        found = match(text, i)
+        if found is None:
             raise _bad_character(text, i)
+        j = found.end()
+        kind = found.lastgroup
+        if kind == "punct":
+            symbol = found.group()
+            tokens.append(_Token(symbol, symbol, (i, j)))
+        elif kind == "word":
+            word = found.group()
+            tokens.append(_Token(_classify_word(text, word, i), word, (i, j)))
+        i = j
     return tokens
 
 

@@ -123,6 +123,8 @@ def test_every_option_has_help(capsys: pytest.CaptureFixture[str]) -> None:
         (["explain", "a -> a", "--shape", "4", "--op", "nope"], "invalid choice: 'nope'"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         (["path", "ij,jk->ik", "--shapes", "2x3,3xq"], "bad shapes '2x3,3xq'"),
+        (["explain", "a -> a", "--shape", "4x-1"], "bad shape '4x-1': lengths are >= 0"),
+        (["path", "ij->i", "--shapes", "2x-3"], "bad shapes '2x-3': lengths are >= 0"),
         (["path", "ij,jk->ik"], "the following arguments are required: --shapes"),
         (["path", "ij->i", "--shapes", "2x3", "--memory-limit", "-1"], "bad memory limit"),
     ],

@@ -19,6 +19,7 @@ from tensorops.layers.torch import EinMix, LogSoftmax, Rearrange, Reduce, Repeat
 from torch._dynamo.testing import CompileCounter
 
 import tensorops as tops
+from tests._layer_model import layer_model
 
 BATCH_SIZES = (9, 10, 11)  # unlike every other length: no duck-sized equalities
 
@@ -271,17 +272,7 @@ def test_layer_compiles_without_breaks_or_recompiles(name):
 
 
 def _model(einmix=True):
-    mix = (
-        EinMix("b n d -> b n e", weight_shape="d e", bias_shape="e", d=12, e=8)
-        if einmix
-        else Rearrange("b n d -> b n d")
-    )
-    return torch.nn.Sequential(
-        Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=2, p2=2),
-        mix,
-        Repeat("b n e -> b n e r", r=2),
-        Reduce("b n e r -> b e", "mean"),
-    )
+    return layer_model(einmix, "mean")
 
 
 @pytest.mark.parametrize("einmix", [pytest.param(True, id="all-layers"), False])

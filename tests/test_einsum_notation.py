@@ -37,6 +37,9 @@ CASES = [
     ("b h i d, b h j d -> b h i j", (4, 4), None),
     ("batch d_model, d_model out -> batch out", (2, 2), None),
     ("index ->", (1,), True),
+    ("b0_1 b0_16, b0_1 b1_2 -> b0_16 b1_2", (2, 2), None),  # '_' inside a name
+    ("a_b,b_c", (1, 1), None),
+    ("a _ b, b c", (3, 2), None),
     ("ab, bc", (2, 2), True),
     ("ab,bc->ac", (2, 2), False),
     ("ÀÁ,ÁÂ->ÀÂ", (2, 2), None),
@@ -107,7 +110,22 @@ def test_the_hot_path_takes_plain_equations() -> None:
     assert "ij,jk->ik" in taken
     assert "b h i d, b h j d -> b h i j" in taken
     assert "ÀÁ,ÁÂ->ÀÂ" in taken
+    assert "b0_1 b0_16, b0_1 b1_2 -> b0_16 b1_2" in taken
+    assert "batch d_model, d_model out -> batch out" in taken
+    assert not taken & {"_a b, b c", "a b, b c_ -> a c_", "a_b,b_c", "a _ b, b c"}
     assert not taken & {"...ij,...jk->...ik", "b (h d), d e -> b h e", "i2,2j", "ij,jk->il"}
+
+
+def test_a_lattice_of_256_terms_is_read_by_the_hot_path() -> None:
+    """The networks of the plan-store benchmark: bond names such as ``b17_33``."""
+    side = 16
+    terms = []
+    for i in range(side * side):
+        near = [j for j in (i - side, i + side) if 0 <= j < side * side]
+        near += [j for j in (i - 1, i + 1) if j // side == i // side and 0 <= j < side * side]
+        terms.append(" ".join(f"b{min(i, j)}_{max(i, j)}" for j in near))
+    equation = ", ".join(terms) + " ->"
+    assert _check(equation, tuple(len(term.split()) for term in terms), None)
 
 
 def test_parse_equation_errors_come_from_the_grammar() -> None:

@@ -7,26 +7,17 @@ import pytest
 pytest.importorskip("torch")
 
 import torch
-from tensorops.layers.torch import EinMix, LogSoftmax, Rearrange, Reduce, Repeat, Softmax
+from tensorops.layers.torch import LogSoftmax, Softmax
 
 import tensorops as tops
+from tests._layer_model import layer_model
 
 pytestmark = pytest.mark.slow
 
 
 def _model(einmix=True):
     torch.manual_seed(0)
-    mix = (
-        EinMix("b n d -> b n e", weight_shape="d e", bias_shape="e", d=12, e=8)
-        if einmix
-        else Rearrange("b n d -> b n d")
-    )
-    return torch.nn.Sequential(
-        Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=2, p2=2),
-        mix,
-        Repeat("b n e -> b n e r", r=2),
-        Reduce("b n e r -> b e", "max"),
-    ).eval()
+    return layer_model(einmix, "max").eval()
 
 
 MODELS = pytest.mark.parametrize(

@@ -72,6 +72,17 @@ def test_logsumexp_var_std(backend: Any, pattern: str, axes: tuple[int, ...]) ->
         np.testing.assert_allclose(got, getattr(np, name)(X, axis=axes), rtol=1e-12)
 
 
+def test_logsumexp_of_every_axis_and_of_integers() -> None:
+    # every axis reduced: NumPy's sum is a scalar (no array to take the log in place)
+    whole = tops.reduce(X, "b c h w ->", "logsumexp")
+    np.testing.assert_allclose(whole, np.log(np.exp(X).sum()), rtol=1e-12)
+    assert np.ndim(whole) == 0
+    ints = np.arange(12).reshape(3, 4)  # the maximum is an integer, the sum a float
+    got = tops.reduce(ints, "a b -> a", "logsumexp")
+    np.testing.assert_allclose(got, np.log(np.exp(ints).sum(axis=1)), rtol=1e-12)
+    assert got.dtype == np.float64
+
+
 @pytest.mark.parametrize("scale", [1000.0, -1000.0])
 def test_logsumexp_is_stable(backend: Any, scale: float) -> None:
     a = np.array([[0.0, 1.0, 2.0], [5.0, 5.0, 5.0]]) * scale

@@ -15,6 +15,24 @@ from tensorops._types import Executor, IndexSpec
 
 __all__ = ["NumpyBackend", "reduced_last", "split_by_slicing"]
 
+
+def _logsumexp(x: Any, axes: tuple[int, ...]) -> Any:
+    """log(sum(exp(x))) over `axes`, shifted by the maximum so that nothing overflows.
+
+    The log and the shift back are done in place, in the sum's own (floating) array:
+    fewer temporaries than ``log(sum) + top``.
+    """
+    top = np.maximum.reduce(x, axes, keepdims=True)
+    # an infinite maximum (all -inf, or a +inf) would give inf - inf: shift by 0 instead
+    top[np.isinf(top)] = 0
+    total = np.add.reduce(np.exp(x - top), axes)
+    if type(total) is not np.ndarray:  # every axis reduced: a NumPy scalar, not writable
+        return np.log(total) + top.reshape(())
+    np.log(total, out=total)
+    total += top.reshape(total.shape)
+    return total
+
+
 # The ufunc reductions skip the array-function dispatch of np.sum & co.: a cache hit on a
 # tiny array spends most of its time there otherwise.
 _REDUCE: dict[str, Callable[..., Any]] = {
@@ -27,7 +45,7 @@ _REDUCE: dict[str, Callable[..., Any]] = {
     "all": np.logical_and.reduce,
     "argmax": lambda x, axes: _flat_arg(x, axes, np.ndarray.argmax),
     "argmin": lambda x, axes: _flat_arg(x, axes, np.ndarray.argmin),
-    "logsumexp": lambda x, axes: _logsumexp(x, axes),
+    "logsumexp": _logsumexp,
     "var": np.ndarray.var,  # population (ddof=0), as NumPy's default
     "std": np.ndarray.std,
 }
@@ -56,15 +74,6 @@ def _flat_arg(x: Any, axes: tuple[int, ...], method: Callable[..., Any]) -> Any:
     if perm is not None:
         x = x.transpose(perm)
     return method(x.reshape(*x.shape[:start], math.prod(x.shape[start:])), -1)
-
-
-def _logsumexp(x: Any, axes: tuple[int, ...]) -> Any:
-    """log(sum(exp(x))) over `axes`, shifted by the maximum so that nothing overflows."""
-    top = np.maximum.reduce(x, axes, keepdims=True)
-    # an infinite maximum (all -inf, or a +inf) would give inf - inf: shift by 0 instead
-    top[np.isinf(top)] = 0
-    total = np.log(np.add.reduce(np.exp(x - top), axes))
-    return total + top.reshape(total.shape)
 
 
 def split_by_slicing(x: Any, sizes: Sequence[int], axis: int) -> list[Any]:

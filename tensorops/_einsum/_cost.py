@@ -13,7 +13,6 @@ the step's result is appended at the end.
 from __future__ import annotations
 
 import operator
-from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -116,6 +115,29 @@ def _check_entry(entry: Sequence[int], count: int, number: int) -> tuple[int, ..
     return tuple(positions)
 
 
+def _step(
+    positions: tuple[int, ...],
+    operands: tuple[tuple[str, ...], ...],
+    output: tuple[str, ...] | None,
+    holders: Mapping[str, int],
+    size_dict: Mapping[str, int],
+) -> Step:
+    """One step of `contraction_steps`: its result is `output` for the last step (else None)."""
+    # dict keys keep first-appearance order, which is deterministic for str axes
+    union = dict.fromkeys(axis for axes in operands for axis in axes)
+    if output is not None:
+        missing = [axis for axis in output if axis not in union]
+        if missing:
+            raise ValueError(f"the last path step lacks output axes {missing}")
+        result = tuple(output)
+    else:
+        result = tuple(axis for axis in union if holders[axis] > 0)
+    result_set = frozenset(result)
+    summed = tuple(axis for axis in union if axis not in result_set)
+    flops = flop_count(union, bool(summed), len(positions), size_dict)
+    return Step(positions, operands, result, summed, flops, compute_size(result, size_dict))
+
+
 def contraction_steps(
     inputs: Sequence[tuple[str, ...]],
     output: tuple[str, ...],
@@ -149,32 +171,24 @@ def contraction_steps(
     remaining = [tuple(axes) for axes in inputs]
     # per axis, how many remaining operands hold it, the output counting as one: an
     # axis is kept by a step while some other operand or the output still has it
-    holders = Counter(output)
-    for axes in remaining:
-        holders.update(axes)
+    # (a plain dict, counted by hand: Counter's update / subtract cost a call each)
+    holders: dict[str, int] = {}
+    for axes in (output, *remaining):
+        for axis in axes:
+            holders[axis] = holders.get(axis, 0) + 1
     steps: list[Step] = []
     for number, entry in enumerate(path):
         positions = _check_entry(entry, len(remaining), number)
         operands = tuple(remaining[p] for p in positions)
         for position in sorted(positions, reverse=True):
-            holders.subtract(remaining.pop(position))
-        # dict keys keep first-appearance order, which is deterministic for str axes
-        union = dict.fromkeys(axis for axes in operands for axis in axes)
-        if number == len(path) - 1:
-            missing = [axis for axis in output if axis not in union]
-            if missing:
-                raise ValueError(f"the last path step lacks output axes {missing}")
-            result = tuple(output)
-        else:
-            result = tuple(axis for axis in union if holders[axis] > 0)
-        result_set = frozenset(result)
-        summed = tuple(axis for axis in union if axis not in result_set)
-        flops = flop_count(union, bool(summed), len(positions), size_dict)
-        steps.append(
-            Step(positions, operands, result, summed, flops, compute_size(result, size_dict))
-        )
-        holders.update(result)
-        remaining.append(result)
+            for axis in remaining.pop(position):
+                holders[axis] -= 1
+        last = number == len(path) - 1
+        step = _step(positions, operands, output if last else None, holders, size_dict)
+        steps.append(step)
+        for axis in step.result:
+            holders[axis] += 1
+        remaining.append(step.result)
     if len(remaining) != 1:
         raise ValueError(
             f"the path leaves {len(remaining)} operands uncontracted; it must end with one"

@@ -158,7 +158,7 @@ class Plain(NamedTuple):
 # methods (which torch.compile can trace too) into the names `parse_equation` finds
 # (tests/test_einsum_notation.py compares the two). It keeps no positions: an equation
 # that does not fit its shapes is parsed again by the grammar, which says where.
-_NOT_PLAIN = frozenset(".()[]_*…->")
+_NOT_PLAIN = frozenset(".()[]*…->")
 
 
 def _compact_word(word: str) -> bool:
