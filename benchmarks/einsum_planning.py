@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import itertools
+import json
 import math
 import random
 import statistics
@@ -324,6 +325,101 @@ def _print_large(rows: list[tuple[str, dict[str, tuple[float, float]]]]) -> None
         )
 
 
+ISSUE_NETWORKS: dict[str, tuple[str, tuple[Any, ...], dict[str, Any]]] = {
+    "random 3-regular, 100 tensors": ("randreg_equation", (100, 3), {"seed": 1}),
+    "random 3-regular, 200 tensors": ("randreg_equation", (200, 3), {"seed": 1}),
+    "random 3-regular, 250 tensors": ("randreg_equation", (250, 3), {"seed": 1}),
+    "10x10 lattice, bonds 2-4": ("lattice_equation", ([10, 10],), {"d_max": 4, "seed": 1}),
+    "12x12 lattice, bonds 2-4": ("lattice_equation", ([12, 12],), {"d_max": 4, "seed": 1}),
+    "16x16 lattice, bonds 2-4": ("lattice_equation", ([16, 16],), {"d_max": 4, "seed": 1}),
+    "5x5x5 lattice, bonds 2-3": ("lattice_equation", ([5, 5, 5],), {"seed": 1}),
+    "random, hyper-indices, 120 tensors": (
+        "rand_equation",
+        (120, 3),
+        {"n_out": 2, "n_hyper_in": 2, "n_hyper_out": 1, "seed": 1},
+    ),
+}
+"""The networks of the partitioning comparison (``--cotengra-default``): cotengra's
+generator, its arguments and keywords."""
+
+
+def _issue_network(name: str) -> Network:
+    import cotengra as ctg
+
+    function, args, kwargs = ISSUE_NETWORKS[name]
+    contraction = getattr(ctg.utils, function)(*args, **kwargs)
+    inputs = [tuple(t) for t in contraction.inputs]
+    return inputs, tuple(contraction.output), dict(contraction.size_dict)
+
+
+def _cotengra_runs(
+    cache: Path | None, max_time: float | None, greedy_driven: bool
+) -> dict[str, dict[str, tuple[float, float]]]:
+    """Time and log10 cost of cotengra's default (and greedy-driven) HyperOptimizer.
+
+    With ``cache``, runs already in that JSON file are read from it, and new ones
+    written to it as they finish (a long measurement survives an interruption).
+    ``max_time`` caps each search (None: the default 128 trials, however long).
+    """
+    import cotengra as ctg
+
+    runs: dict[str, dict[str, tuple[float, float]]] = {}
+    if cache is not None and cache.exists():
+        for name, row in json.loads(cache.read_text()).items():
+            runs[name] = {label: (run[0], run[1]) for label, run in row.items()}
+    optimizers = {
+        "default": lambda: ctg.HyperOptimizer(max_time=max_time, parallel=False, progbar=False)
+    }
+    if greedy_driven:
+        optimizers["greedy-driven"] = lambda: ctg.HyperOptimizer(
+            methods=["greedy"], max_repeats=64, parallel=False, progbar=False
+        )
+    for name in ISSUE_NETWORKS:
+        network = _issue_network(name)
+        row = runs.setdefault(name, {})
+        for label, make in optimizers.items():
+            if label in row:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                row[label] = _timed_cost(
+                    network, lambda make=make, net=network: make().search(*net).get_path()
+                )
+            print(f"  cotengra {label}: {name} {row[label]}", file=sys.stderr, flush=True)
+            if cache is not None:
+                cache.write_text(json.dumps(runs, indent=1))
+    return runs
+
+
+def _print_partitioning(args: argparse.Namespace) -> None:
+    """The issue's networks: ``hyper`` at a tenth of cotengra's default HyperOptimizer's time."""
+    runs = _cotengra_runs(args.cotengra_cache, args.cotengra_max_time, args.cotengra_greedy)
+    print("\n### Partitioning: hyper at a tenth of cotengra's default HyperOptimizer\n")
+    print(
+        "| network | cotengra default (time) | cotengra greedy-driven (time) "
+        "| tensorops hyper at 1/10 (time) | tensorops auto (time) | hyper / default cost |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    gaps = []
+    for name in ISSUE_NETWORKS:
+        network = _issue_network(name)
+        row = dict(runs[name])
+        limit = row["default"][0] / 10
+        row["hyper"] = _timed_cost(network, partial(find_path, *network, "hyper", max_time=limit))
+        row["auto"] = _timed_cost(network, partial(find_path, *network, "auto"))
+        gaps.append(row["hyper"][1] - row["default"][1])
+        cells = [
+            f"{row[c][1]:.2f} ({row[c][0]:.3g} s)" if c in row else "-"
+            for c in ("default", "greedy-driven", "hyper", "auto")
+        ]
+        print(f"| {name} ({len(network[0])}) | " + " | ".join(cells) + f" | {10 ** gaps[-1]:.2f} |")
+        print(f"  measured {name}", file=sys.stderr, flush=True)
+    print(
+        f"\nhyper / cotengra default cost: geometric mean {10 ** statistics.fmean(gaps):.2f}, "
+        f"worst {10 ** max(gaps):.2f}."
+    )
+
+
 def _print_slicing() -> None:
     inputs = [(f"x{i}", f"x{(i + 1) % 6}") for i in range(6)]
     sizes = {f"x{i}": 256 for i in range(6)}
@@ -427,9 +523,28 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer networks, no cotengra")
     parser.add_argument("--combo", action="store_true", help="also fit the combo factor")
     parser.add_argument("--store", action="store_true", help="only the plan store's second run")
+    parser.add_argument(
+        "--cotengra-default",
+        action="store_true",
+        help="only the partitioning table: hyper against cotengra's default HyperOptimizer",
+    )
+    parser.add_argument(
+        "--cotengra-cache", type=Path, help="JSON file keeping cotengra's runs between calls"
+    )
+    parser.add_argument(
+        "--cotengra-max-time", type=float, help="seconds each cotengra search may take at most"
+    )
+    parser.add_argument(
+        "--cotengra-greedy",
+        action="store_true",
+        help="with --cotengra-default: also cotengra's greedy-driven HyperOptimizer(64)",
+    )
     args = parser.parse_args()
     if args.store:
         _print_store(args.quick)
+        return
+    if args.cotengra_default:
+        _print_partitioning(args)
         return
     start = time.perf_counter()
     tops.einsum_path("ij,jk->ik", (2, 2), (2, 2))  # load the einsum stack once

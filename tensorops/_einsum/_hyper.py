@@ -8,8 +8,8 @@ reconfiguration. This search does the same in three phases:
 1. **starts**: the greedy path, then within a quarter of the budget the greedy
    path by result size alone and greedy paths whose pair scores are perturbed
    (`random_scorer`), then within a quarter of the rest partition trees
-   (`_partition`), which only budgets like ``hyper``'s
-   afford;
+   (`_partition`, bisected by KaHyPar when installed, `_kahypar`), which only
+   budgets like ``hyper``'s afford;
 2. **settle**: the cheapest greedy starts and the partition trees are
    reconfigured by the fixed cuts of
    `improve`;
@@ -28,6 +28,7 @@ import time
 
 from tensorops._einsum._bitnet import BitNetwork
 from tensorops._einsum._greedy import Scorer, plan_greedy
+from tensorops._einsum._kahypar import bisector
 from tensorops._einsum._partition import partition_tree
 from tensorops._einsum._prng import GUMBEL, Random, fingerprint, log2_fixed
 from tensorops._einsum._reconfigure import ContractionTree
@@ -42,7 +43,10 @@ _START_SHARE = 4  # 1/4 of the budget goes to start trees
 _MAX_STARTS = 64
 _SETTLE = 3  # greedy starts settled by the fixed cuts
 _PARTITION_SHARE = 4  # at most 1/4 of the budget goes to partition trees
-_MAX_PARTITIONS = 8
+_MAX_PARTITIONS = 32
+_SETTLE_PARTITIONS = 4  # the cheapest partition trees settled beside the greedy starts
+_IMBALANCES = (1, 3, 5, 10, 15, 20, 30, 45, 60)  # percent
+_LEAF_SIZES = (3, 4, 5)
 _PARTITION_WORK_PER_OPERAND = 40
 _POPULATION = 2  # trees refined side by side at first
 _RUNG = 2  # passes between two halvings of the population
@@ -153,17 +157,28 @@ def _starts(
 
 
 def _partition_starts(net: BitNetwork, effort: Effort, rng: Random) -> list[ContractionTree]:
-    """Trees by recursive bisection, with sampled imbalance and leaf size, a share of the budget."""
+    """The cheapest trees by recursive bisection, within a share of the budget.
+
+    Each tree samples the imbalance, the leaf size and the weights of the edges
+    (logarithm of the size, or even); KaHyPar bisects when it is installed.
+    """
     cost = partition_work(len(net.inputs))
     share = effort.share(_PARTITION_SHARE)
-    trees: list[ContractionTree] = []
+    split_by = bisector()
+    trees: list[tuple[int, int, ContractionTree]] = []
     while len(trees) < _MAX_PARTITIONS and share.left() >= cost:
-        imbalance = (5, 10, 20, 30, 50)[rng.below(5)]
-        leaf_size = (3, 4, 5)[rng.below(3)]
-        trees.append(ContractionTree(net, partition_tree(net, rng, imbalance, leaf_size)))
+        imbalance = _IMBALANCES[rng.below(len(_IMBALANCES))]
+        leaf_size = _LEAF_SIZES[rng.below(len(_LEAF_SIZES))]
+        log_weights = rng.below(4) > 0
+        split = partition_tree(
+            net, rng, imbalance, leaf_size, split_by=split_by, log_weights=log_weights
+        )
+        tree = ContractionTree(net, split)
+        trees.append((tree.cost(), len(trees), tree))
         share.spent += cost
     effort.spent += share.spent
-    return trees
+    trees.sort(key=lambda item: item[:2])
+    return [tree for *_, tree in trees[:_SETTLE_PARTITIONS]]
 
 
 def partition_work(n: int) -> int:

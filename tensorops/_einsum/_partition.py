@@ -18,10 +18,12 @@ vertex's move to the other side lowers the cut.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from tensorops._einsum._bitnet import BitNetwork, bits_of
-from tensorops._einsum._prng import Random, log2_fixed
+from tensorops._einsum._greedy import plan_greedy
+from tensorops._einsum._prng import FIXED, Random, log2_fixed
+from tensorops._einsum._reconfigure import ContractionTree
 from tensorops._einsum._subsets import optimize_subsets
 
 __all__ = ["Hypergraph", "partition_tree"]
@@ -30,6 +32,7 @@ _COARSEST = 24  # vertices below which a part is split directly
 _PASSES = 6  # most Fiduccia-Mattheyses passes per level
 _VCYCLES = 2  # extra V-cycles that keep the sides while coarsening
 _PATIENCE = 16  # moves without a better cut before a pass stops
+_EXACT_MAX = 5  # leaves of at most this many operands get their exact best tree
 
 
 class Hypergraph:
@@ -305,8 +308,13 @@ def bisect(graph: Hypergraph, rng: Random, imbalance: int, tries: int) -> list[i
     return side
 
 
-def _hypergraph(net: BitNetwork, members: list[int], holders: dict[int, int]) -> Hypergraph:
-    """The hypergraph of some operands: their summed axes with two or more of them."""
+def _hypergraph(
+    net: BitNetwork, members: list[int], holders: dict[int, int], log_weights: bool = True
+) -> Hypergraph:
+    """The hypergraph of some operands: their summed axes with two or more of them.
+
+    Each edge weighs the logarithm of its axis's size, or one unit (``log_weights`` false).
+    """
     position = {op: i for i, op in enumerate(members)}
     inside = 0
     for op in members:
@@ -319,12 +327,18 @@ def _hypergraph(net: BitNetwork, members: list[int], holders: dict[int, int]) ->
         pins = holders[bit] & inside
         if pins & (pins - 1):
             edges.append([position[p.bit_length() - 1] for p in bits_of(pins)])
-            weights.append(max(1, log2_fixed(net.size(bit))))
+            weights.append(max(1, log2_fixed(net.size(bit))) if log_weights else FIXED)
     return Hypergraph([1] * len(members), edges, weights)
 
 
 def partition_tree(
-    net: BitNetwork, rng: Random, imbalance: int, leaf_size: int, tries: int = 2
+    net: BitNetwork,
+    rng: Random,
+    imbalance: int,
+    leaf_size: int,
+    tries: int = 2,
+    split_by: Callable[[Hypergraph, Random, int], list[int]] | None = None,
+    log_weights: bool = True,
 ) -> dict[int, int]:
     """A contraction tree of all operands of ``net`` by recursive bisection.
 
@@ -332,8 +346,12 @@ def partition_tree(
         net: The network.
         rng: Randomness for the partitioner.
         imbalance: How far from even each split may be, in percent.
-        leaf_size: Parts of at most this many operands get their exact best tree.
-        tries: Starts per bisection.
+        leaf_size: Parts of at most this many operands are not split further: up
+            to five get their exact best tree, larger ones the greedy path.
+        tries: Starts per bisection of the own bisector.
+        split_by: Another bisector (`_kahypar.bisector`), given the hypergraph,
+            ``rng`` and ``imbalance`` (None: `bisect`).
+        log_weights: Weigh each axis by the logarithm of its size (else all alike).
 
     Returns:
         The tree as the ``split`` of a `ContractionTree`.
@@ -343,10 +361,13 @@ def partition_tree(
     todo = [list(range(len(net.inputs)))]
     while todo:
         members = todo.pop()
-        if len(members) <= leaf_size:
-            _exact(net, members, holders, split)
+        if len(members) <= leaf_size and _leaf(net, members, holders, split):
             continue
-        side = bisect(_hypergraph(net, members, holders), rng, imbalance, tries)
+        graph = _hypergraph(net, members, holders, log_weights)
+        if split_by is None:
+            side = bisect(graph, rng, imbalance, tries)
+        else:
+            side = split_by(graph, rng, imbalance)
         parts = (
             [m for m, s in zip(members, side, strict=True) if not s],
             [m for m, s in zip(members, side, strict=True) if s],
@@ -366,23 +387,56 @@ def _bits(members: list[int]) -> int:
     return mask
 
 
+def _legs(net: BitNetwork, members: list[int], holders: dict[int, int]) -> tuple[int, int]:
+    """All axes of some operands, and their legs: axes of the output or of other operands."""
+    inside = _bits(members)
+    axes = 0
+    for op in members:
+        axes |= net.inputs[op]
+    outside = net.output
+    for bit in bits_of(axes & ~net.output):
+        if holders[bit] & ~inside:
+            outside |= bit
+    return axes, axes & outside
+
+
+def _leaf(
+    net: BitNetwork, members: list[int], holders: dict[int, int], split: dict[int, int]
+) -> bool:
+    """Add a tree of a part to ``split``: exact up to `_EXACT_MAX` operands, else greedy.
+
+    Returns:
+        False where the greedy path joins more than two at once (a part in pieces).
+    """
+    if len(members) <= _EXACT_MAX:
+        _exact(net, members, holders, split)
+        return True
+    axes, legs = _legs(net, members, holders)
+    name = net.axes
+    sub = BitNetwork(
+        [tuple(name[bit.bit_length() - 1] for bit in bits_of(net.inputs[op])) for op in members],
+        tuple(name[bit.bit_length() - 1] for bit in bits_of(legs)),
+        {name[bit.bit_length() - 1]: net.size(bit) for bit in bits_of(axes)},
+        write_weight=net.write_weight,
+    )
+    plan_greedy(sub)
+    tree = ContractionTree.from_path(sub)
+    if tree is None:
+        return False
+    for s, a in tree.split.items():
+        split[_local(s, members)] = _local(a, members)
+    return True
+
+
 def _exact(
     net: BitNetwork, members: list[int], holders: dict[int, int], split: dict[int, int]
 ) -> None:
     """Add the exact best tree of a few operands to ``split``."""
     if len(members) < 2:
         return
-    inside = _bits(members)
     inputs = [net.inputs[op] for op in members]
-    axes = 0
-    for mask in inputs:
-        axes |= mask
-    # the legs of the part: axes of the output or of operands outside it
-    outside = net.output
-    for bit in bits_of(axes & ~net.output):
-        if holders[bit] & ~inside:
-            outside |= bit
-    trees = optimize_subsets(net, inputs, [0] * len(inputs), axes & outside)
+    legs = _legs(net, members, holders)[1]
+    trees = optimize_subsets(net, inputs, [0] * len(inputs), legs)
     todo = [(1 << len(members)) - 1]
     while todo:
         s = todo.pop()
