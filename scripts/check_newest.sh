@@ -8,14 +8,9 @@
 # Exit status: the suite's. When it passes, `bash scripts/pin.sh` takes the new versions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-extras="torch,progress,plot,partition,bench,test,docs"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-python3 -m venv "$tmp/venv"
-py="$tmp/venv/bin/python"
-"$py" -m pip install --quiet --upgrade pip
-"$py" -m pip install --quiet "torch==2.13.0"
-"$py" -m pip install --quiet -e ".[$extras]"
+# shellcheck source=scripts/_venv.sh
+source scripts/_venv.sh
+full_venv -e
 "$py" -m pip freeze --exclude tensorops | sed -E 's/\+[a-z0-9]+$//' >"$tmp/newest.txt"
 echo "==== versions that differ from requirements/constraints.txt (pinned -> newest) ===="
 "$py" - requirements/constraints.txt "$tmp/newest.txt" <<'PY'

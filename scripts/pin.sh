@@ -9,14 +9,9 @@
 # scripts/check_newest.sh first to see what the newest versions change and break.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-extras="torch,progress,plot,partition,bench,test,docs"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-python3 -m venv "$tmp/venv"
-py="$tmp/venv/bin/python"
-"$py" -m pip install --quiet --upgrade pip
-"$py" -m pip install --quiet "torch==2.13.0"
-"$py" -m pip install --quiet ".[$extras]"
+# shellcheck source=scripts/_venv.sh
+source scripts/_venv.sh
+full_venv
 out=requirements/constraints.txt
 {
   echo "# The pinned test, docs and benchmark environment (Python $("$py" -c 'import platform; print(platform.python_version())'), Linux x86-64)."
