@@ -8,9 +8,9 @@
 # Exit status: the suite's. When it passes, `bash scripts/pin.sh` takes the new versions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# shellcheck source=scripts/_fresh_venv.sh
-source scripts/_fresh_venv.sh
-"$py" -m pip install --quiet -e ".[$extras]"
+# shellcheck source=scripts/_venv.sh
+source scripts/_venv.sh
+full_venv -e
 "$py" -m pip freeze --exclude tensorops | sed -E 's/\+[a-z0-9]+$//' >"$tmp/newest.txt"
 echo "==== versions that differ from requirements/constraints.txt (pinned -> newest) ===="
 "$py" - requirements/constraints.txt "$tmp/newest.txt" <<'PY'

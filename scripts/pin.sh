@@ -9,9 +9,9 @@
 # scripts/check_newest.sh first to see what the newest versions change and break.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# shellcheck source=scripts/_fresh_venv.sh
-source scripts/_fresh_venv.sh
-"$py" -m pip install --quiet ".[$extras]"
+# shellcheck source=scripts/_venv.sh
+source scripts/_venv.sh
+full_venv
 out=requirements/constraints.txt
 {
   echo "# The pinned test, docs and benchmark environment (Python $("$py" -c 'import platform; print(platform.python_version())'), Linux x86-64)."

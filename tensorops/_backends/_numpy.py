@@ -96,7 +96,10 @@ def split_by_slicing(x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
 def _c_einsum() -> Callable[..., Any]:
     """What ``numpy.einsum(..., optimize=False)`` calls, without its Python wrapper."""
     for module in ("numpy._core.multiarray", "numpy.core.multiarray"):  # NumPy 2, 1.x
-        found = getattr(importlib.import_module(module), "c_einsum", None)
+        try:
+            found = getattr(importlib.import_module(module), "c_einsum", None)
+        except ImportError:  # NumPy 1.x has no numpy._core
+            continue
         if found is not None:
             return found  # type: ignore[no-any-return]
     return np.einsum  # pragma: no cover - a NumPy without it
