@@ -18,10 +18,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from tensorops._einsum._partition import Hypergraph
 from tensorops._einsum._prng import Random
+from tensorops._tracing import constant_result
 
 __all__ = ["CONFIG", "Bisector", "bisector"]
 
@@ -46,28 +46,50 @@ def bisector() -> Bisector | None:
         >>> split is None or ring.cut(split(ring, Random(0), 10)) == 2
         True
     """
-    try:
-        kahypar = importlib.import_module("kahypar")
-    except ImportError:
+    if not _installed():
         return None
 
     def split(graph: Hypergraph, rng: Random, imbalance: int) -> list[int]:
-        return _bisect(kahypar, graph, rng.below(_SEED_RANGE), imbalance)
+        edges = tuple(tuple(pins) for pins in graph.edges)
+        weights = (tuple(graph.vertex_weights), tuple(graph.edge_weights))
+        return list(_bisect(edges, weights, rng.below(_SEED_RANGE), imbalance))
 
     return split
 
 
-def _bisect(kahypar: Any, graph: Hypergraph, seed: int, imbalance: int) -> list[int]:
-    """Split ``graph`` in two by KaHyPar; a side (0 or 1) per vertex."""
-    n = len(graph.vertex_weights)
-    if n < 2 or not graph.edges:  # KaHyPar needs a net: halve a graph without any
-        return [0] * (n - n // 2) + [1] * (n // 2)
-    offsets, pins = [0], []
-    for edge in graph.edges:
+@constant_result
+def _installed() -> bool:
+    """Whether ``kahypar`` can be imported (run by Dynamo itself under torch.compile)."""
+    try:
+        importlib.import_module("kahypar")
+    except ImportError:
+        return False
+    return True
+
+
+@constant_result
+def _bisect(
+    edges: tuple[tuple[int, ...], ...],
+    weights: tuple[tuple[int, ...], tuple[int, ...]],
+    seed: int,
+    imbalance: int,
+) -> tuple[int, ...]:
+    """Split a hypergraph in two by KaHyPar; a side (0 or 1) per vertex.
+
+    Plain data in and out: under torch.compile (a traced planner) Dynamo runs this
+    itself instead of tracing into KaHyPar's C++ extension.
+    """
+    kahypar = importlib.import_module("kahypar")
+    vertex_weights, edge_weights = weights
+    n = len(vertex_weights)
+    if n < 2 or not edges:  # KaHyPar needs a net: halve a graph without any
+        return (0,) * (n - n // 2) + (1,) * (n // 2)
+    offsets, pins = [0], list[int]()
+    for edge in edges:
         pins.extend(edge)
         offsets.append(len(pins))
     hypergraph = kahypar.Hypergraph(
-        n, len(graph.edges), offsets, pins, 2, list(graph.edge_weights), graph.vertex_weights
+        n, len(edges), offsets, pins, 2, list(edge_weights), list(vertex_weights)
     )
     context = kahypar.Context()
     context.loadINIconfiguration(str(CONFIG))
@@ -76,4 +98,4 @@ def _bisect(kahypar: Any, graph: Hypergraph, seed: int, imbalance: int) -> list[
     context.setEpsilon(max(imbalance, 1) / 100)
     context.suppressOutput(True)
     kahypar.partition(hypergraph, context)
-    return [hypergraph.blockID(v) for v in range(n)]
+    return tuple(hypergraph.blockID(v) for v in range(n))
