@@ -50,6 +50,7 @@ __all__ = [
     "Recorder",
     "Replay",
     "constant_result",
+    "for_compiler",
     "install",
     "is_compiling",
     "is_dynamo_tracing",
@@ -81,6 +82,16 @@ def is_compiling() -> bool:
             return False  # without torch there is no compiler to trace us
         _IS_COMPILING.append(torch.compiler.is_compiling)
     return _IS_COMPILING[0]()
+
+
+def for_compiler() -> bool:
+    """Whether the caller works for torch.compile: traced, or run by it outside the trace.
+
+    True while Dynamo traces the caller, and while a call is planned and recorded for
+    it, or replayed to raise its error (`record`, `outside_trace`, `raise_error`):
+    those run as eager code does, but are part of compiling, so nothing is shown.
+    """
+    return bool(_REPLAYING) or is_compiling()
 
 
 _IS_DYNAMO: list[Callable[[], bool]] = []

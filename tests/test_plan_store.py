@@ -233,8 +233,9 @@ def _worker(directory: str, number: int) -> list[list[tuple[int, ...]]]:
 
 
 def test_concurrent_writers(tmp_path: Path) -> None:
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    # spawn, not fork: a forked child of a process running JAX's or torch's threads may
+    # deadlock (JAX warns at fork, and the warning fails the test that forked)
+    context = multiprocessing.get_context("spawn")
     with context.Pool(4) as pool:
         results = pool.starmap(_worker, [(str(tmp_path), n) for n in range(4)])
     shared = {tuple(paths[0]) for paths in results}

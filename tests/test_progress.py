@@ -117,7 +117,7 @@ def test_absent_tqdm_shows_nothing_and_works(
 
 
 def test_silent_while_compiling(bars: list[Recorder], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_progress, "is_compiling", lambda: True)
+    monkeypatch.setattr(_progress, "for_compiler", lambda: True)
     tops.einsum(RING, *MATRICES, memory_limit=16, progress=True)
     assert bars == []
 

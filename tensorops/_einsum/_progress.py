@@ -22,7 +22,7 @@ from typing import Any
 
 from tensorops._config import config
 from tensorops._einsum._hyper import Effort
-from tensorops._tracing import is_compiling
+from tensorops._tracing import for_compiler
 
 __all__ = ["ProgressEffort", "enabled", "planning_effort", "progress_bar", "with_progress"]
 
@@ -33,7 +33,7 @@ _EVERY = 64  # budget checks between two updates of a planning bar
 
 def enabled() -> bool:
     """Whether progress is asked for here: by the call, else by ``tops.config.progress``."""
-    if is_compiling():
+    if for_compiler():
         return False
     asked = _REQUESTED.get()
     return config.progress if asked is None else asked
@@ -48,7 +48,7 @@ def with_progress(progress: bool | None, fn: Callable[..., Any], *args: Any) -> 
         >>> with_progress(True, enabled)
         True
     """
-    if progress is None or is_compiling():
+    if progress is None or for_compiler():
         return fn(*args)
     token = _REQUESTED.set(progress)
     try:
