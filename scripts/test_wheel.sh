@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Test the wheel users install, with the oldest supported dependencies: a clean virtualenv
 # gets the built wheel with its torch and test extras under requirements/minimum.txt, and
-# the suite (without the peers' suites in tests/compat) runs from a copy of tests/ and docs/
+# the suite (without the peers' suites in tests/compat) runs from a copy of tests/, docs/,
+# examples/ and benchmarks/
 # so that the installed package, not the checkout, is imported (tests/test_installed.py
 # checks that, the version, py.typed, tensorops.layers and the tensorops command).
 #
@@ -41,7 +42,7 @@ print("minimum-versions run:", ", ".join(f"{n} {m.version(n)}" for n in
       ("tensorops", "numpy", "array-api-compat", "torch", "jax", "dask", "array-api-strict")))'
 suite="$tmp/suite"
 mkdir "$suite"
-cp -r tests docs examples README.md mkdocs.yml pyproject.toml "$suite"/
+cp -r tests docs examples benchmarks README.md mkdocs.yml pyproject.toml "$suite"/
 cd "$suite"
 set +e
 TENSOROPS_TEST_INSTALLED=1 "$py" -m pytest -p no:cacheprovider --ignore=tests/compat "$@"
