@@ -166,27 +166,30 @@ class _Merge:
         return SizeRef(self.found.index(size))
 
 
-def _holes(args: tuple[Any, ...], where: int, holes: list[tuple[int, int, int, int]]) -> Any:
+def _holes(args: tuple[Any, ...], where: int, holes: list[tuple[Any, ...]]) -> Any:
     """`args` with each `SizeRef` made None, and where it was added to `holes`.
 
-    A hole is ``(where, position, inner, index)``: the argument at `position` (of the
-    maker's arguments if `where` is 0, of the call's if 1), its item `inner` if
-    not -1, is the size `index`. Deeper sizes are not replayed (`_MismatchError`).
+    A hole is ``(where, position, index, items)``: the argument at `position` (of the
+    maker's arguments if `where` is 0, of the call's if 1) is the size `index`, or if
+    `items` is not None, a tuple of them: ``(index, constant)`` each, a size where
+    `index` is not -1. Deeper sizes are not replayed (`_MismatchError`).
     """
     result = list(args)
     for position, value in enumerate(args):
         if isinstance(value, SizeRef):
-            holes.append((where, position, -1, value.at))
+            holes.append((where, position, value.at, None))
             result[position] = None
-        elif type(value) is tuple or type(value) is list:
-            inner = list(value)
-            for i, item in enumerate(value):
+        elif (type(value) is tuple or type(value) is list) and _refers(value):
+            items = []
+            for item in value:
                 if isinstance(item, SizeRef):
-                    holes.append((where, position, i, item.at))
-                    inner[i] = None
+                    items.append((item.at, None))
                 elif _refers(item):
                     raise _MismatchError
-            result[position] = type(value)(inner)
+                else:
+                    items.append((-1, item))
+            holes.append((where, position, -1, tuple(items)))
+            result[position] = None
         elif _refers(value):
             raise _MismatchError
     return tuple(result)
@@ -217,9 +220,7 @@ def replay_sized(adapter: Any, program: SizedProgram, arrays: Any) -> Any:
     for num, den, factors in program[2]:
         value = num
         for i, d, e in factors:
-            n = arrays[i].shape[d]
-            for _ in range(e):
-                value = value * n
+            value = value * arrays[i].shape[d] if e == 1 else value * arrays[i].shape[d] ** e
         if den != 1:
             if value % den != 0:
                 return None
@@ -229,7 +230,13 @@ def replay_sized(adapter: Any, program: SizedProgram, arrays: Any) -> Any:
     for method, made, template, refs, many, holes in program[0]:
         args = list(template)
         if holes:
-            made, args = _fill(made, args, holes, values)
+            made = list(made) if made is not None else None
+            for where, position, index, items in holes:
+                size = values[index] if items is None else _sizes(items, values)
+                if where:
+                    args[position] = size
+                else:
+                    made[position] = size  # type: ignore[index]
         for position, index in refs:
             args[position] = [known[i] for i in index] if isinstance(index, tuple) else known[index]
         function = getattr(adapter, method)
@@ -241,15 +248,6 @@ def replay_sized(adapter: Any, program: SizedProgram, arrays: Any) -> Any:
     return known[program[1]]
 
 
-def _fill(made: Any, args: list[Any], holes: Any, values: list[Any]) -> tuple[Any, list[Any]]:
-    """The maker's arguments and the call's with the sizes in their holes (see `_holes`)."""
-    filled = [list(made) if made is not None else [], args]
-    for where, position, inner, index in holes:
-        target = filled[where]
-        if inner < 0:
-            target[position] = values[index]
-        else:
-            items = list(target[position])
-            items[inner] = values[index]
-            target[position] = tuple(items)
-    return (filled[0] if made is not None else None), args
+def _sizes(items: tuple[tuple[int, Any], ...], values: list[Any]) -> tuple[Any, ...]:
+    """A tuple of sizes and constants (see `_holes`)."""
+    return tuple([constant if index < 0 else values[index] for index, constant in items])
