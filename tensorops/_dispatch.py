@@ -154,26 +154,23 @@ def _plain_lengths(lengths: Lengths) -> bool:
 def _masked(shapes: Any) -> Any:
     """The sizes (one shape or a tuple of shapes), each symbolic size None; None if none is.
 
-    See `tensorops._sized`, and `_plain_lengths` for ``n.__class__``.
+    See `tensorops._sized`, and `_plain_lengths` for ``n.__class__``. The first loop,
+    all that plain sizes cost, is the shortest Dynamo can step through.
     """
-    masked: list[Any] = []
-    symbolic = False
     for n in shapes:
-        if n.__class__ is int:
-            masked.append(n)
-        elif isinstance(n, tuple):
-            inner: list[Any] = []
+        if n.__class__ is not int:
+            if not isinstance(n, tuple):  # torch.Size too
+                break
             for m in n:
-                if m.__class__ is int:
-                    inner.append(m)
-                else:
-                    inner.append(None)
-                    symbolic = True
-            masked.append(tuple(inner))
-        else:
-            masked.append(None)
-            symbolic = True
-    return tuple(masked) if symbolic else None
+                if m.__class__ is not int:
+                    return tuple([_masked_shape(s) for s in shapes])
+    else:
+        return None
+    return _masked_shape(shapes)
+
+
+def _masked_shape(shape: Any) -> tuple[int | None, ...]:
+    return tuple([n if n.__class__ is int else None for n in shape])
 
 
 def _replay_call(

@@ -237,6 +237,9 @@ def replay_sized(adapter: Any, program: SizedProgram, arrays: Any) -> Any:
                     args[position] = size
                 else:
                     made[position] = size  # type: ignore[index]
+        if isinstance(refs, int):
+            known.append(getattr(adapter, method)(known[refs], *args))
+            continue
         for position, index in refs:
             args[position] = [known[i] for i in index] if isinstance(index, tuple) else known[index]
         function = getattr(adapter, method)

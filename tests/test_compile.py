@@ -511,6 +511,8 @@ def test_a_call_is_recorded_as_its_framework_calls():
         "rearrange", "a (b c) -> c a b", (2, 6), (("b", 3),), None, "torch", (torch.float32,), None
     )
     assert [step[0] for step in steps] == ["reshape", "permute"]
+    # the common call, on one array: its index, and its other arguments alone
+    assert [step[2:4] for step in steps] == [(((2, 3, 2),), 0), (((2, 0, 1),), 1)]
     assert result == 2  # the input, then one array per call
     args = ("a b -> c", (2, 3), (), None, "torch", (torch.float32,), None)
     assert _program("rearrange", *args) is None  # an error: traced, to raise it there
@@ -639,10 +641,10 @@ def test_a_symbolic_size_is_recorded_as_a_product_of_input_sizes():
     assert result == 2
     # b, and n = (n k) // 2: where they go in each reshape's target
     assert sizes == (Size(1, 1, ((0, 0, 1),)), Size(1, 2, ((0, 1, 1),)))
-    assert [step[2] for step in steps] == [(None, None)] * 2
+    assert [step[2:4] for step in steps] == [((None,), 0), ((None,), 1)]  # on array 0, then 1
     assert [step[5] for step in steps] == [
-        ((1, 1, -1, ((0, None), (1, None), (-1, 2), (-1, 3))),),
-        ((1, 1, -1, ((0, None), (1, None), (-1, 6))),),
+        ((1, 0, -1, ((0, None), (1, None), (-1, 2), (-1, 3))),),
+        ((1, 0, -1, ((0, None), (1, None), (-1, 6))),),
     ]
     # a plan that depends on the value of a symbolic size: traced, so that Dynamo guards it
     args = ((None, 3), (), None, "torch", (torch.float32,), None)
