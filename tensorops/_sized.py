@@ -27,6 +27,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, NamedTuple
 
+from tensorops._tracing import replay
+
 __all__ = ["Size", "SizeRef", "SizedProgram", "generalize", "replay_sized"]
 
 #: Stand-in sizes for symbols: ``unit * p`` for distinct primes p that do not divide the
@@ -226,29 +228,27 @@ def replay_sized(adapter: Any, program: SizedProgram, arrays: Any) -> Any:
                 return None
             value = value // den
         values.append(value)
-    known = list(arrays)
+    steps = []
     for method, made, template, refs, many, holes in program[0]:
-        args = list(template)
         if holes:
-            made = list(made) if made is not None else None
-            for where, position, index, items in holes:
-                size = values[index] if items is None else _sizes(items, values)
-                if where:
-                    args[position] = size
-                else:
-                    made[position] = size  # type: ignore[index]
-        if isinstance(refs, int):
-            known.append(getattr(adapter, method)(known[refs], *args))
-            continue
-        for position, index in refs:
-            args[position] = [known[i] for i in index] if isinstance(index, tuple) else known[index]
-        function = getattr(adapter, method)
-        result = function(*made)(*args) if made is not None else function(*args)
-        if many:
-            known.extend(result)
+            made, template = _filled(made, template, holes, values)
+        steps.append((method, made, template, refs, many))
+    return replay(adapter, (tuple(steps), program[1]), arrays)
+
+
+def _filled(
+    made: Any, template: tuple[Any, ...], holes: Any, values: list[Any]
+) -> tuple[Any, tuple[Any, ...]]:
+    """A step's maker arguments and call arguments with its holes filled (see `_holes`)."""
+    args = list(template)
+    filled = list(made) if made is not None else None
+    for where, position, index, items in holes:
+        size = values[index] if items is None else _sizes(items, values)
+        if where:
+            args[position] = size
         else:
-            known.append(result)
-    return known[program[1]]
+            filled[position] = size  # type: ignore[index]
+    return filled, tuple(args)
 
 
 def _sizes(items: tuple[tuple[int, Any], ...], values: list[Any]) -> tuple[Any, ...]:
