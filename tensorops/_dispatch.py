@@ -72,6 +72,7 @@ __all__ = [
     "family_of",
     "in_context",
     "keyword_arguments",
+    "recorder_for",
     "stack_lists",
 ]
 
@@ -238,7 +239,7 @@ def _recorded(
 ) -> Program | None:
     """`_program`, cached: `call` is the op's name, pattern, shapes, lengths, variant, family."""
     name, pattern, shapes, lengths, variant, family = call
-    op, recorder = Op.by_name[name], _recorder(family)
+    op, recorder = Op.by_name[name], recorder_for(family)
     stand_in = STAND_INS[family]
     inputs = [
         stand_in(s, str(d)) for s, d in zip(shapes if many else (shapes,), dtypes, strict=True)
@@ -275,7 +276,8 @@ def _sized_program(
 _RECORDERS: dict[str, Recorder] = {}
 
 
-def _recorder(family: str) -> Recorder:
+def recorder_for(family: str) -> Recorder:
+    """The recording adapter of the family named `family` (see `tensorops._tracing.Recorder`)."""
     recorder = _RECORDERS.get(family)
     if recorder is None:
         recorder = _RECORDERS[family] = Recorder(backend_for_name(family))

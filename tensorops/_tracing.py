@@ -292,8 +292,9 @@ def outside_trace(function: Callable[..., _T]) -> Callable[..., _T | None]:
 #: go and its other arguments alone (the shortest replay). Plain
 #: data only: Dynamo takes it as a constant, which may hold no function.
 Step = tuple[str, Any, tuple[Any, ...], Any, bool]
-#: A recorded call path: its steps and the index of the result among the arrays.
-Program = tuple[tuple[Step, ...], int]
+#: A recorded call path: its steps and the index of the result among the arrays (a
+#: tuple of them for a list of results).
+Program = tuple[tuple[Step, ...], Any]
 
 
 class _Tape:
@@ -436,6 +437,8 @@ def record(
         result = plan()(inputs if many else inputs[0], arg)
     finally:
         _REPLAYING.pop()
+    if isinstance(result, list) and all(isinstance(item, _Recorded) for item in result):
+        return tuple(tape.steps), tuple(item.index for item in result)  # unpack's pieces
     if not isinstance(result, _Recorded):
         raise TypeError("the executor returned no recorded array")
     return tuple(tape.steps), result.index
@@ -460,7 +463,8 @@ def replay(adapter: Any, program: Program, arrays: Any) -> Any:
             known.extend(result)
         else:
             known.append(result)
-    return known[program[1]]
+    result = program[1]
+    return known[result] if isinstance(result, int) else [known[i] for i in result]
 
 
 def _prepare_dynamo(dynamo: Any) -> None:

@@ -688,3 +688,36 @@ def test_dynamo_traces_few_instructions_with_symbolic_sizes(name, monkeypatch):
         _assert_same(result, fn(*inputs))
     assert counts[0] < 1200, counts
     assert counts[0] * 3 <= counts[1], counts
+
+
+def test_pack_and_unpack_are_recorded_as_their_framework_calls():
+    from tensorops._pack import _pack_program, _unpack_program
+
+    f32 = torch.float32
+    program, packed = _pack_program("b * k", ((2, 3, 4), (2, 4)), "torch", (f32, f32))
+    assert packed == ((3,), ())
+    assert [step[0] for step in program[0]] == ["reshape", "reshape", "concat"]
+    steps, pieces = _unpack_program("b * k", (2, 4, 4), ((3,), ()), "torch", f32)
+    assert [step[0] for step in steps] == ["split", "reshape", "reshape"]
+    assert pieces == (3, 4)  # a list of results: their indices
+    # an error: traced, to raise it there as in eager code
+    assert _pack_program("b * k", ((2, 3, 4), (3, 4)), "torch", (f32, f32)) is None
+    assert _unpack_program("b * k", (2, 4, 4), ((5,), ()), "torch", f32) is None
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda a, b: tops.pack([a, b[1:]], "b * k"),
+        lambda a, b: tops.unpack(a, [(2,), (2,)], "b * k"),
+    ],
+    ids=["pack", "unpack"],
+)
+def test_errors_of_recorded_pack_and_unpack_are_the_eager_errors(fn):
+    a, b = torch.randn(2, 3, 4), torch.randn(2, 4)
+    with pytest.raises(tops.TensorOpsError) as eager:
+        fn(a, b)
+    with pytest.raises(tops.TensorOpsError) as traced:
+        torch.compile(fn, backend="eager", fullgraph=True)(a, b)
+    assert str(traced.value) == str(eager.value)
+    assert isinstance(traced.value, type(eager.value))
