@@ -47,6 +47,7 @@ from tensorops._errors import (
     describe_inputs,
     not_a_pattern,
 )
+from tensorops._sized import SizedProgram, generalize, replay_sized
 from tensorops._tracing import (
     STAND_INS,
     Program,
@@ -71,6 +72,7 @@ __all__ = [
     "family_of",
     "in_context",
     "keyword_arguments",
+    "recorder_for",
     "stack_lists",
 ]
 
@@ -127,37 +129,56 @@ def bound_plan(
     sizes the executor it traces replays the calls `_program` recorded. Not under
     torch.export's non-strict tracing, which runs natively and would cache the replay.
     """
-    if is_dynamo_tracing() and adapter.name in STAND_INS and _plain(shapes, lengths):
-        return functools.partial(_replay_call, op, pattern, shapes, lengths, variant, adapter)
+    if is_dynamo_tracing() and adapter.name in STAND_INS and _plain_lengths(lengths):
+        masked = _masked(shapes)
+        return functools.partial(
+            _replay_call, op, pattern, shapes, masked, lengths, variant, adapter
+        )
     if adapter.traced(shapes):
         raise KeyError("recorded sizes: planned by the slow path from plain ones")
     return op.plan(pattern, shapes, lengths, variant, adapter)
 
 
-def _plain(shapes: Any, lengths: Lengths) -> bool:
-    """Whether the sizes (one shape or a tuple of shapes) and lengths are plain ints.
+def _plain_lengths(lengths: Lengths) -> bool:
+    """Whether the lengths are plain ints (a symbolic length is planned in the trace).
 
     ``n.__class__``, not ``type(n)``: Dynamo gives ``int`` as the type of a symbolic
     size, and its class as ``SymInt``. Loops, not ``all()``: each call Dynamo inlines
     costs capture time.
     """
-    for n in shapes:
-        if n.__class__ is not int:
-            if not isinstance(n, tuple):
-                return False
-            for m in n:
-                if m.__class__ is not int:
-                    return False
     for _, n in lengths:  # noqa: SIM110 (a generator is one more call for Dynamo to trace)
         if n.__class__ is not int:
             return False
     return True
 
 
+def _masked(shapes: Any) -> Any:
+    """The sizes (one shape or a tuple of shapes), each symbolic size None; None if none is.
+
+    See `tensorops._sized`, and `_plain_lengths` for ``n.__class__``. The first loop,
+    all that plain sizes cost, is the shortest Dynamo can step through.
+    """
+    for n in shapes:
+        if n.__class__ is not int:
+            if not isinstance(n, tuple):  # torch.Size too
+                break
+            for m in n:
+                if m.__class__ is not int:
+                    return tuple([_masked_shape(s) for s in shapes])
+    else:
+        return None
+    return _masked_shape(shapes)
+
+
+def _masked_shape(shape: Any) -> tuple[int | None, ...]:
+    return tuple([n if n.__class__ is int else None for n in shape])
+
+
 def _replay_call(
     op: Op,
     pattern: str,
     shapes: Any,
+    masked: Any,
     lengths: Lengths,
     variant: Any,
     adapter: Backend,
@@ -166,18 +187,28 @@ def _replay_call(
 ) -> Any:
     """The executor Dynamo traces: the calls `_program` recorded, made on the arrays.
 
-    A call `_program` cannot record (a function for reduction, ``out=``, an error)
-    runs the plan made here, as every call did before recording: traced line by line.
+    With symbolic sizes (`masked` is the shapes with them None), the calls
+    `_sized_program` recorded, their sizes expressed in the arrays' sizes. A call
+    neither can record (a function for reduction, ``out=``, an error, a plan that
+    depends on a symbolic size's value) runs the plan made here, as every call did
+    before recording: traced line by line.
     """
     many = bool(shapes) and isinstance(shapes[0], tuple)
     inputs = arrays if many else (arrays,)
-    program = None
     if arg is None or type(arg) is str:
         dtypes = tuple([x.dtype for x in inputs]) if many else (arrays.dtype,)
-        program = _program(op.name, pattern, shapes, lengths, variant, adapter.name, dtypes, arg)
-    if program is None:
-        return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
-    return replay(adapter, program, inputs)
+        family = adapter.name
+        if masked is None:
+            program = _program(op.name, pattern, shapes, lengths, variant, family, dtypes, arg)
+            if program is not None:
+                return replay(adapter, program, inputs)
+        else:
+            sized = _sized_program(op.name, pattern, masked, lengths, variant, family, dtypes, arg)
+            if sized is not None:
+                result = replay_sized(adapter, sized, inputs)
+                if result is not None:
+                    return result
+    return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
 
 
 @constant_result
@@ -208,7 +239,7 @@ def _recorded(
 ) -> Program | None:
     """`_program`, cached: `call` is the op's name, pattern, shapes, lengths, variant, family."""
     name, pattern, shapes, lengths, variant, family = call
-    op, recorder = Op.by_name[name], _recorder(family)
+    op, recorder = Op.by_name[name], recorder_for(family)
     stand_in = STAND_INS[family]
     inputs = [
         stand_in(s, str(d)) for s, d in zip(shapes if many else (shapes,), dtypes, strict=True)
@@ -221,11 +252,32 @@ def _recorded(
         return None
 
 
+@constant_result
+def _sized_program(
+    name: str,
+    pattern: str,
+    masked: Any,
+    lengths: Lengths,
+    variant: Any,
+    family: str,
+    dtypes: tuple[Any, ...],
+    arg: str | None,
+) -> SizedProgram | None:
+    """`_program` for shapes with symbolic sizes (None in `masked`): see `tensorops._sized`."""
+    many = bool(masked) and isinstance(masked[0], tuple)
+
+    def record_at(shapes: Any) -> Program | None:
+        return _recorded((name, pattern, shapes, lengths, variant, family), dtypes, arg, many)
+
+    return generalize(record_at, masked, many, lengths)
+
+
 #: One recording adapter per family name.
 _RECORDERS: dict[str, Recorder] = {}
 
 
-def _recorder(family: str) -> Recorder:
+def recorder_for(family: str) -> Recorder:
+    """The recording adapter of the family named `family` (see `tensorops._tracing.Recorder`)."""
     recorder = _RECORDERS.get(family)
     if recorder is None:
         recorder = _RECORDERS[family] = Recorder(backend_for_name(family))

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from tensorops._axes import DOTS_PREFIX, count_dots, resolve_dims, term_dims
 from tensorops._backends import get_backend
+from tensorops._dispatch import recorder_for
 from tensorops._errors import (
     ArgumentError,
     PatternError,
@@ -18,10 +19,15 @@ from tensorops._errors import (
 )
 from tensorops._grammar import Anon, Axis, Dots, Group, Skip, Star, Term, check_names, parse_pattern
 from tensorops._tracing import (
+    STAND_INS,
+    Program,
+    constant_result,
     is_compiling,
     is_dynamo_tracing,
     outside_trace,
     raise_error,
+    record,
+    replay,
     replayable,
 )
 
@@ -107,37 +113,45 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
         >>> packed.shape, ps
         ((2, 17, 8), [(), (16,)])
     """
+    if is_dynamo_tracing():
+        recorded = _recorded_pack(tensors, pattern)
+        if recorded is not None:
+            return recorded
     try:
         position, n_other = _pack_term("pack", pattern)
         if isinstance(tensors, (str, bytes)) or not isinstance(tensors, Sequence) or not tensors:
             raise ArgumentError("pack takes a non-empty list of arrays")
-        backend = get_backend(tensors[0])
-        flat, shapes = [], []
-        reference: Shape | None = None
-        for i, x in enumerate(tensors):
-            if type(x) is not type(tensors[0]):
-                raise ArgumentError(f"element {i} is a {type(x).__name__}, not an array")
-            shape = tuple(x.shape)  # type: ignore[attr-defined]
-            if len(shape) < n_other:
-                raise ShapeError(
-                    f"input {i} has {len(shape)} dimensions, the pattern needs at least {n_other}"
-                )
-            end = len(shape) - (n_other - position)
-            outside = shape[:position] + shape[end:]
-            if reference is None:
-                reference = outside
-            elif outside != reference:
-                raise ShapeError(
-                    f"input {i} has axes {outside} outside '*', input 0 has {reference}"
-                )
-            shapes.append(shape[position:end])
-            size = 1
-            for d in shape[position:end]:
-                size *= d
-            flat.append(backend.reshape(x, (*shape[:position], size, *shape[end:])))
-        return backend.concat(flat, position), shapes
+        return _pack_with(get_backend(tensors[0]), tensors, position, n_other)
     except TensorOpsError as error:
         raise_error(_in_context(error, "pack", pattern, tensors), ("pack", (tensors, pattern)))
+
+
+def _pack_with(
+    backend: Any, tensors: Sequence[Any], position: int, n_other: int
+) -> tuple[Any, list[Shape]]:
+    """`pack` with `backend`, once the pattern is read (a `Recorder` records it)."""
+    flat, shapes = [], []
+    reference: Shape | None = None
+    for i, x in enumerate(tensors):
+        if type(x) is not type(tensors[0]):
+            raise ArgumentError(f"element {i} is a {type(x).__name__}, not an array")
+        shape = tuple(x.shape)
+        if len(shape) < n_other:
+            raise ShapeError(
+                f"input {i} has {len(shape)} dimensions, the pattern needs at least {n_other}"
+            )
+        end = len(shape) - (n_other - position)
+        outside = shape[:position] + shape[end:]
+        if reference is None:
+            reference = outside
+        elif outside != reference:
+            raise ShapeError(f"input {i} has axes {outside} outside '*', input 0 has {reference}")
+        shapes.append(shape[position:end])
+        size = 1
+        for d in shape[position:end]:
+            size *= d
+        flat.append(backend.reshape(x, (*shape[:position], size, *shape[end:])))
+    return backend.concat(flat, position), shapes
 
 
 @replayable("unpack")
@@ -162,29 +176,129 @@ def unpack(tensor: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str)
         >>> len(tops.unpack(tensor=packed, packed_shapes=[(17,)], pattern="b * d"))
         1
     """
+    if is_dynamo_tracing():
+        recorded = _recorded_unpack(tensor, packed_shapes, pattern)
+        if recorded is not None:
+            return recorded
     try:
         position, n_other = _pack_term("unpack", pattern)
-        backend = get_backend(tensor)
-        shape = tuple(tensor.shape)  # type: ignore[attr-defined]
-        if len(shape) != n_other + 1:
-            raise ShapeError(
-                f"the packed input has {len(shape)} dimensions, the pattern has {n_other + 1}"
-            )
-        shapes = _resolve_packed_shapes(packed_shapes, shape[position])
-        sizes = []
-        for piece in shapes:
-            size = 1
-            for d in piece:
-                size *= d
-            sizes.append(size)
-        pieces = backend.split(tensor, sizes, position)
-        before, after = shape[:position], shape[position + 1 :]
-        return [backend.reshape(p, before + s + after) for p, s in zip(pieces, shapes, strict=True)]
+        return _unpack_with(get_backend(tensor), tensor, packed_shapes, position, n_other)
     except TensorOpsError as error:
         raise_error(
             _in_context(error, "unpack", pattern, [tensor]),
             ("unpack", (tensor, packed_shapes, pattern)),
         )
+
+
+def _unpack_with(
+    backend: Any, tensor: Any, packed_shapes: Sequence[Sequence[int]], position: int, n_other: int
+) -> list[Any]:
+    """`unpack` with `backend`, once the pattern is read (a `Recorder` records it)."""
+    shape = tuple(tensor.shape)
+    if len(shape) != n_other + 1:
+        raise ShapeError(
+            f"the packed input has {len(shape)} dimensions, the pattern has {n_other + 1}"
+        )
+    shapes = _resolve_packed_shapes(packed_shapes, shape[position])
+    sizes = []
+    for piece in shapes:
+        size = 1
+        for d in piece:
+            size *= d
+        sizes.append(size)
+    pieces = backend.split(tensor, sizes, position)
+    before, after = shape[:position], shape[position + 1 :]
+    return [backend.reshape(p, before + s + after) for p, s in zip(pieces, shapes, strict=True)]
+
+
+def _plain_shape(x: Any) -> tuple[int, ...] | None:
+    """`x`'s shape if every size is a plain int (not symbolic), else None."""
+    shape = x.shape
+    for n in shape:
+        if n.__class__ is not int:
+            return None
+    return tuple(shape)
+
+
+def _recorded_pack(tensors: Any, pattern: Any) -> tuple[Any, list[Shape]] | None:
+    """`pack` under Dynamo as the framework calls `_pack_program` recorded; None if it did not.
+
+    For torch tensors of plain sizes; anything else (and every error) is traced as
+    eager code runs.
+    """
+    if type(pattern) is not str or not isinstance(tensors, (list, tuple)) or not tensors:
+        return None
+    shapes, dtypes = [], []
+    for x in tensors:
+        shape = _plain_shape(x) if type(x) is type(tensors[0]) else None
+        if shape is None:
+            return None
+        shapes.append(shape)
+        dtypes.append(x.dtype)
+    adapter = get_backend(tensors[0])
+    made = _pack_program(pattern, tuple(shapes), adapter.name, tuple(dtypes))
+    if made is None:
+        return None
+    return replay(adapter, made[0], list(tensors)), list(made[1])
+
+
+def _recorded_unpack(tensor: Any, packed_shapes: Any, pattern: Any) -> list[Any] | None:
+    """`unpack` under Dynamo as `_unpack_program` recorded it; None if it did not."""
+    shape = _plain_shape(tensor)
+    if type(pattern) is not str or shape is None or not isinstance(packed_shapes, (list, tuple)):
+        return None
+    pieces = []
+    for piece in packed_shapes:  # isinstance: `type` of a constant cannot be guarded
+        if not isinstance(piece, (list, tuple)):
+            return None
+        for n in piece:
+            if n.__class__ is not int:
+                return None
+        pieces.append(tuple(piece))
+    adapter = get_backend(tensor)
+    program = _unpack_program(pattern, shape, tuple(pieces), adapter.name, tensor.dtype)
+    return None if program is None else replay(adapter, program, [tensor])
+
+
+@constant_result
+def _pack_program(
+    pattern: str, shapes: tuple[Shape, ...], family: str, dtypes: tuple[Any, ...]
+) -> tuple[Program, tuple[Shape, ...]] | None:
+    """The framework calls of `pack` on arrays of these shapes, and its packed shapes."""
+    packed: list[Shape] = []
+
+    def run(arrays: Any, _: Any) -> Any:
+        result, found = _pack_with(recorder_for(family), arrays, *_pack_term("pack", pattern))
+        packed.extend(found)
+        return result
+
+    program = _record_outside(family, run, list(zip(shapes, dtypes, strict=True)))
+    return None if program is None else (program, tuple(packed))
+
+
+@constant_result
+def _unpack_program(
+    pattern: str, shape: Shape, pieces: tuple[Shape, ...], family: str, dtype: Any
+) -> Program | None:
+    """The framework calls of `unpack` on an array of this shape into `pieces`."""
+
+    def run(arrays: Any, _: Any) -> Any:
+        term = _pack_term("unpack", pattern)
+        return _unpack_with(recorder_for(family), arrays[0], pieces, *term)
+
+    return _record_outside(family, run, [(shape, dtype)])
+
+
+def _record_outside(family: str, run: Any, inputs: list[tuple[Shape, Any]]) -> Program | None:
+    """`run` recorded on stand-ins of `inputs` (shape, dtype); None on any error."""
+    stand_in = STAND_INS.get(family)
+    if stand_in is None:
+        return None
+    try:
+        arrays = [stand_in(shape, str(dtype)) for shape, dtype in inputs]
+        return record(lambda: run, arrays, None, True)
+    except Exception:  # an error: traced, to raise it as eager code does
+        return None
 
 
 def _resolve_packed_shapes(packed_shapes: Sequence[Sequence[int]], total: int) -> list[Shape]:

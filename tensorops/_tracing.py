@@ -298,11 +298,14 @@ def outside_trace(function: Callable[..., _T]) -> Callable[..., _T | None]:
 
 #: One recorded call: the adapter method, the arguments that made the executor it is
 #: (None for a plain method), its arguments (None where an array goes), where the arrays
-#: go ``(position, index or tuple of indices)``, and whether it returns a list. Plain
+#: go ``(position, index or tuple of indices)``, and whether it returns a list. A plain
+#: method on one array, its first argument, has the array's index for where the arrays
+#: go and its other arguments alone (the shortest replay). Plain
 #: data only: Dynamo takes it as a constant, which may hold no function.
-Step = tuple[str, Any, tuple[Any, ...], tuple[tuple[int, Any], ...], bool]
-#: A recorded call path: its steps and the index of the result among the arrays.
-Program = tuple[tuple[Step, ...], int]
+Step = tuple[str, Any, tuple[Any, ...], Any, bool]
+#: A recorded call path: its steps and the index of the result among the arrays (a
+#: tuple of them for a list of results).
+Program = tuple[tuple[Step, ...], Any]
 
 
 class _Tape:
@@ -414,8 +417,16 @@ def _call(method: str, made: Any, function: Callable[..., Any], args: tuple[Any,
     for position, _ in refs:
         template[position] = None
     many = isinstance(result, (list, tuple))
+    one = made is None and not many and len(refs) == 1 and refs[0][0] == 0
+    if one and type(refs[0][1]) is int:  # the common call: one array, first: fewer to trace
+        tape.steps.append((method, None, tuple(template[1:]), refs[0][1], False))
+        return _recorded_results(tape, [result])
     tape.steps.append((method, made, tuple(template), tuple(refs), many))
-    results = list(result) if many else [result]
+    return _recorded_results(tape, list(result) if many else [result], many)
+
+
+def _recorded_results(tape: _Tape, results: list[Any], many: bool = False) -> Any:
+    """The results of a recorded call, numbered on `tape`."""
     recorded = [_Recorded(item, tape, tape.count + i) for i, item in enumerate(results)]
     tape.count += len(recorded)
     return recorded if many else recorded[0]
@@ -437,6 +448,8 @@ def record(
         result = plan()(inputs if many else inputs[0], arg)
     finally:
         _REPLAYING.pop()
+    if isinstance(result, list) and all(isinstance(item, _Recorded) for item in result):
+        return tuple(tape.steps), tuple(item.index for item in result)  # unpack's pieces
     if not isinstance(result, _Recorded):
         raise TypeError("the executor returned no recorded array")
     return tuple(tape.steps), result.index
@@ -449,6 +462,9 @@ def replay(adapter: Any, program: Program, arrays: Any) -> Any:
     """
     known = list(arrays)
     for method, made, template, refs, many in program[0]:
+        if isinstance(refs, int):
+            known.append(getattr(adapter, method)(known[refs], *template))
+            continue
         args = list(template)
         for position, index in refs:
             args[position] = [known[i] for i in index] if isinstance(index, tuple) else known[index]
@@ -458,7 +474,8 @@ def replay(adapter: Any, program: Program, arrays: Any) -> Any:
             known.extend(result)
         else:
             known.append(result)
-    return known[program[1]]
+    result = program[1]
+    return known[result] if isinstance(result, int) else [known[i] for i in result]
 
 
 def _prepare_dynamo(dynamo: Any) -> None:

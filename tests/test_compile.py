@@ -511,6 +511,8 @@ def test_a_call_is_recorded_as_its_framework_calls():
         "rearrange", "a (b c) -> c a b", (2, 6), (("b", 3),), None, "torch", (torch.float32,), None
     )
     assert [step[0] for step in steps] == ["reshape", "permute"]
+    # the common call, on one array: its index, and its other arguments alone
+    assert [step[2:4] for step in steps] == [(((2, 3, 2),), 0), (((2, 0, 1),), 1)]
     assert result == 2  # the input, then one array per call
     args = ("a b -> c", (2, 3), (), None, "torch", (torch.float32,), None)
     assert _program("rearrange", *args) is None  # an error: traced, to raise it there
@@ -571,3 +573,151 @@ def test_export_leaves_no_replay_in_the_eager_cache():
     run = bound_plan(REARRANGE, "a b -> b a", x.shape, (), None, get_backend(x))
     assert not isinstance(run, functools.partial)
     torch.testing.assert_close(tops.rearrange(x, "a b -> b a"), x.T)
+
+
+# --- symbolic sizes: recorded too, their sizes written in the inputs' sizes ------------------
+
+
+def _reshaping_tensorops(x):
+    y = tops.rearrange(x, "b n (h d) -> b h n d", h=2)
+    z = tops.reduce(y, "b h n d -> b n", "mean")
+    w = tops.repeat(z, "b n -> b n r", r=3)
+    return tops.rearrange(w, "b (n k) r -> b n (k r)", k=2)
+
+
+def _reshaping_torch(x):
+    b, n, c = x.shape
+    y = x.reshape(b, n, 2, c // 2).permute(0, 2, 1, 3).mean((1, 3))
+    return y.unsqueeze(-1).expand(b, n, 3).reshape(b, n // 2, 6)
+
+
+@pytest.fixture
+def sized_programs(monkeypatch):
+    """The programs `_sized_program` made while the test ran (None: traced instead)."""
+    from tensorops import _dispatch
+
+    made = []
+    generalize = _dispatch.generalize
+
+    def counting(*args):
+        made.append(generalize(*args))
+        return made[-1]
+
+    monkeypatch.setattr(_dispatch, "generalize", counting)
+    return made
+
+
+@pytest.mark.parametrize("mode", ["automatic", "dynamic", "mark_dynamic"])
+def test_symbolic_sizes_are_recorded_with_plain_torchs_recompilations(mode, sized_programs):
+    shapes = [(2, 4), (3, 6), (4, 8), (5, 10)]
+    counts = []
+    for fn in (_reshaping_tensorops, _reshaping_torch):
+        torch._dynamo.reset()
+        counter = CompileCounter()
+        compiled = torch.compile(
+            fn, backend=counter, fullgraph=True, dynamic=True if mode == "dynamic" else None
+        )
+        for b, n in shapes:
+            x = torch.randn(b, n, 8)
+            if mode == "mark_dynamic":
+                torch._dynamo.mark_dynamic(x, 0)
+                torch._dynamo.mark_dynamic(x, 1)
+            torch.testing.assert_close(compiled(x), _reshaping_torch(x))
+        counts.append(counter.frame_count)
+    assert counts[0] == counts[1], counts
+    assert len(sized_programs) == 4 * (counts[0] - (mode == "automatic"))
+    assert None not in sized_programs
+
+
+def test_a_symbolic_size_is_recorded_as_a_product_of_input_sizes():
+    from tensorops._dispatch import _sized_program
+    from tensorops._sized import Size
+
+    steps, result, sizes = _sized_program(
+        "rearrange", "b (n k) c -> b n (k c)", (None, None, 3), (("k", 2),), None, "torch",
+        (torch.float32,), None,
+    )  # fmt: skip
+    assert [step[0] for step in steps] == ["reshape", "reshape"]
+    assert result == 2
+    # b, and n = (n k) // 2: where they go in each reshape's target
+    assert sizes == (Size(1, 1, ((0, 0, 1),)), Size(1, 2, ((0, 1, 1),)))
+    assert [step[2:4] for step in steps] == [((None,), 0), ((None,), 1)]  # on array 0, then 1
+    assert [step[5] for step in steps] == [
+        ((1, 0, -1, ((0, None), (1, None), (-1, 2), (-1, 3))),),
+        ((1, 0, -1, ((0, None), (1, None), (-1, 6))),),
+    ]
+    # a plan that depends on the value of a symbolic size: traced, so that Dynamo guards it
+    args = ((None, 3), (), None, "torch", (torch.float32,), None)
+    assert _sized_program("rearrange", "(a b) c -> a b c", *args) is None
+
+
+def test_errors_with_symbolic_sizes_are_the_eager_errors():
+    x = torch.randn(3, 7, 8)
+    with pytest.raises(tops.TensorOpsError) as eager:
+        _reshaping_tensorops(x)
+    compiled = torch.compile(_reshaping_tensorops, backend="eager", fullgraph=True, dynamic=True)
+    compiled(torch.randn(3, 6, 8))
+    with pytest.raises(tops.TensorOpsError) as traced:
+        compiled(x)
+    assert str(traced.value) == str(eager.value)
+    assert isinstance(traced.value, type(eager.value))
+
+
+@pytest.mark.parametrize("name", ["rearrange", "repeat", "reduce"])
+def test_dynamo_traces_few_instructions_with_symbolic_sizes(name, monkeypatch):
+    from torch._dynamo import symbolic_convert
+
+    einops = pytest.importorskip("einops")
+    fn, with_einops, inputs = TRACED[name]
+    fn(*inputs)
+    counts = []
+    for call in (fn, lambda *a: with_einops(einops, *a)):
+        count = [0]
+        step = symbolic_convert.InstructionTranslatorBase.step
+
+        def counting(self, count=count, step=step):
+            count[0] += 1
+            return step(self)
+
+        torch._dynamo.reset()
+        monkeypatch.setattr(symbolic_convert.InstructionTranslatorBase, "step", counting)
+        compiled = torch.compile(call, backend="eager", fullgraph=True, dynamic=True)
+        result = compiled(*inputs)
+        monkeypatch.undo()
+        counts.append(count[0])
+        _assert_same(result, fn(*inputs))
+    assert counts[0] < 1200, counts
+    assert counts[0] * 3 <= counts[1], counts
+
+
+def test_pack_and_unpack_are_recorded_as_their_framework_calls():
+    from tensorops._pack import _pack_program, _unpack_program
+
+    f32 = torch.float32
+    program, packed = _pack_program("b * k", ((2, 3, 4), (2, 4)), "torch", (f32, f32))
+    assert packed == ((3,), ())
+    assert [step[0] for step in program[0]] == ["reshape", "reshape", "concat"]
+    steps, pieces = _unpack_program("b * k", (2, 4, 4), ((3,), ()), "torch", f32)
+    assert [step[0] for step in steps] == ["split", "reshape", "reshape"]
+    assert pieces == (3, 4)  # a list of results: their indices
+    # an error: traced, to raise it there as in eager code
+    assert _pack_program("b * k", ((2, 3, 4), (3, 4)), "torch", (f32, f32)) is None
+    assert _unpack_program("b * k", (2, 4, 4), ((5,), ()), "torch", f32) is None
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda a, b: tops.pack([a, b[1:]], "b * k"),
+        lambda a, b: tops.unpack(a, [(2,), (2,)], "b * k"),
+    ],
+    ids=["pack", "unpack"],
+)
+def test_errors_of_recorded_pack_and_unpack_are_the_eager_errors(fn):
+    a, b = torch.randn(2, 3, 4), torch.randn(2, 4)
+    with pytest.raises(tops.TensorOpsError) as eager:
+        fn(a, b)
+    with pytest.raises(tops.TensorOpsError) as traced:
+        torch.compile(fn, backend="eager", fullgraph=True)(a, b)
+    assert str(traced.value) == str(eager.value)
+    assert isinstance(traced.value, type(eager.value))
