@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import tensorops as tops
@@ -38,7 +39,8 @@ def worker(rank: int, port: int, seed: int, results: Any) -> None:
     from torch.distributed.tensor import Replicate, Shard, distribute_tensor, init_device_mesh
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=WORLD)
+    # a rank that fails makes the other time out instead of waiting for ever
+    dist.init_process_group("gloo", rank=rank, world_size=WORLD, timeout=timedelta(seconds=60))
     try:
         mesh = init_device_mesh("cpu", (WORLD,))
         generator = torch.Generator().manual_seed(seed)  # the same inputs on both ranks
@@ -56,5 +58,8 @@ def worker(rank: int, port: int, seed: int, results: Any) -> None:
                 done.append(f"{name}/{placement}")
         if rank == 0:
             results.put(done)
+        # both ranks are done before either tears the group down: a rank that left while
+        # the other's last collective was in flight aborted it ("terminate called ...")
+        dist.barrier()
     finally:
         dist.destroy_process_group()
