@@ -81,7 +81,7 @@ def is_compiling() -> bool:
         torch = sys.modules.get("torch")
         if torch is None:
             return False  # without torch there is no compiler to trace us
-        _IS_COMPILING.append(torch.compiler.is_compiling)
+        _find_compiler_checks(torch)
     return _IS_COMPILING[0]()
 
 
@@ -109,9 +109,22 @@ def is_dynamo_tracing() -> bool:
         torch = sys.modules.get("torch")
         if torch is None:
             return False
-        compiler = torch.compiler
-        _IS_DYNAMO.append(getattr(compiler, "is_dynamo_compiling", compiler.is_compiling))
+        _find_compiler_checks(torch)
     return _IS_DYNAMO[0]()
+
+
+def _find_compiler_checks(torch: Any) -> None:
+    """Fill `_IS_COMPILING` and `_IS_DYNAMO` from ``torch.compiler``.
+
+    Done once Dynamo is imported (`_prepare_dynamo`): found inside a trace instead,
+    Dynamo would trace ``sys.modules.get``, and wrapping ``sys.modules`` costs it
+    about 25 ms of capture time.
+    """
+    compiler = torch.compiler
+    if not _IS_COMPILING:
+        _IS_COMPILING.append(compiler.is_compiling)
+    if not _IS_DYNAMO:
+        _IS_DYNAMO.append(getattr(compiler, "is_dynamo_compiling", compiler.is_compiling))
 
 
 def raise_error(error: TensorOpsError, replay: Replay | None = None) -> NoReturn:
@@ -488,6 +501,7 @@ ON_DYNAMO: list[Callable[[], None]] = []
 def _prepare_dynamo(dynamo: Any) -> None:
     """Run once Dynamo is imported: the caches on its list, heapq traced, `ON_DYNAMO`."""
     _trace_heapq()
+    _find_compiler_checks(sys.modules["torch"])
     for hook in ON_DYNAMO:
         hook()
     allow = getattr(dynamo.utils, "allow_lru_cache_wrapper_trace_without_warning", None)

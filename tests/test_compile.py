@@ -238,7 +238,7 @@ def test_importing_after_torch_loads_einsum_at_once():
 
 
 @pytest.mark.parametrize("dynamo_first", [False, True], ids=["tensorops-first", "dynamo-first"])
-def test_the_torch_adapter_is_registered_once_dynamo_is_imported(dynamo_first):
+def test_the_adapter_and_checks_are_ready_once_dynamo_is_imported(dynamo_first):
     # so that the first call of a process, if it is traced, takes the fast path
     imports = ["import torch", "import tensorops", "from tensorops._backends import ADAPTERS"]
     dynamo = "import torch._dynamo"
@@ -249,6 +249,9 @@ def test_the_torch_adapter_is_registered_once_dynamo_is_imported(dynamo_first):
         + before
         + ([] if dynamo_first else [dynamo])
         + ["assert ADAPTERS[torch.Tensor] is ADAPTERS[torch.nn.Parameter], 'not registered'"]
+        # and the compiler's checks are found: inside a trace that costs Dynamo sys.modules
+        + ["from tensorops._tracing import _IS_COMPILING, _IS_DYNAMO"]
+        + ["assert _IS_COMPILING and _IS_DYNAMO, 'checks not found'"]
     )
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=600
