@@ -129,7 +129,11 @@ def bound_plan(
     sizes the executor it traces replays the calls `_program` recorded. Not under
     torch.export's non-strict tracing, which runs natively and would cache the replay.
     """
-    if is_dynamo_tracing() and adapter.name in STAND_INS and _plain_lengths(lengths):
+    if (
+        is_dynamo_tracing()
+        and adapter.name in STAND_INS
+        and (not lengths or _plain_lengths(lengths))
+    ):
         masked = _masked(shapes)
         return functools.partial(
             _replay_call, op, pattern, shapes, masked, lengths, variant, adapter

@@ -44,6 +44,7 @@ from typing import Any, NamedTuple, NoReturn, TypeVar
 from tensorops._errors import FRAMEWORK_ERRORS, TensorOpsError
 
 __all__ = [
+    "ON_DYNAMO",
     "REPLAYS",
     "STAND_INS",
     "Program",
@@ -80,7 +81,7 @@ def is_compiling() -> bool:
         torch = sys.modules.get("torch")
         if torch is None:
             return False  # without torch there is no compiler to trace us
-        _IS_COMPILING.append(torch.compiler.is_compiling)
+        _find_compiler_checks(torch)
     return _IS_COMPILING[0]()
 
 
@@ -108,9 +109,22 @@ def is_dynamo_tracing() -> bool:
         torch = sys.modules.get("torch")
         if torch is None:
             return False
-        compiler = torch.compiler
-        _IS_DYNAMO.append(getattr(compiler, "is_dynamo_compiling", compiler.is_compiling))
+        _find_compiler_checks(torch)
     return _IS_DYNAMO[0]()
+
+
+def _find_compiler_checks(torch: Any) -> None:
+    """Fill `_IS_COMPILING` and `_IS_DYNAMO` from ``torch.compiler``.
+
+    Done once Dynamo is imported (`_prepare_dynamo`): found inside a trace instead,
+    Dynamo would trace ``sys.modules.get``, and wrapping ``sys.modules`` costs it
+    about 25 ms of capture time.
+    """
+    compiler = torch.compiler
+    if not _IS_COMPILING:
+        _IS_COMPILING.append(compiler.is_compiling)
+    if not _IS_DYNAMO:
+        _IS_DYNAMO.append(getattr(compiler, "is_dynamo_compiling", compiler.is_compiling))
 
 
 def raise_error(error: TensorOpsError, replay: Replay | None = None) -> NoReturn:
@@ -300,9 +314,10 @@ def outside_trace(function: Callable[..., _T]) -> Callable[..., _T | None]:
 #: (None for a plain method), its arguments (None where an array goes), where the arrays
 #: go ``(position, index or tuple of indices)``, and whether it returns a list. A plain
 #: method on one array, its first argument, has the array's index for where the arrays
-#: go and its other arguments alone (the shortest replay). Plain
+#: go and its other arguments alone, and None for whether it returns a list (the
+#: shortest replay: `replay` tells it by that None, with no call to trace). Plain
 #: data only: Dynamo takes it as a constant, which may hold no function.
-Step = tuple[str, Any, tuple[Any, ...], Any, bool]
+Step = tuple[str, Any, tuple[Any, ...], Any, bool | None]
 #: A recorded call path: its steps and the index of the result among the arrays (a
 #: tuple of them for a list of results).
 Program = tuple[tuple[Step, ...], Any]
@@ -419,7 +434,7 @@ def _call(method: str, made: Any, function: Callable[..., Any], args: tuple[Any,
     many = isinstance(result, (list, tuple))
     one = made is None and not many and len(refs) == 1 and refs[0][0] == 0
     if one and type(refs[0][1]) is int:  # the common call: one array, first: fewer to trace
-        tape.steps.append((method, None, tuple(template[1:]), refs[0][1], False))
+        tape.steps.append((method, None, tuple(template[1:]), refs[0][1], None))
         return _recorded_results(tape, [result])
     tape.steps.append((method, made, tuple(template), tuple(refs), many))
     return _recorded_results(tape, list(result) if many else [result], many)
@@ -462,7 +477,7 @@ def replay(adapter: Any, program: Program, arrays: Any) -> Any:
     """
     known = list(arrays)
     for method, made, template, refs, many in program[0]:
-        if isinstance(refs, int):
+        if many is None:  # one array, first: see `Step`
             known.append(getattr(adapter, method)(known[refs], *template))
             continue
         args = list(template)
@@ -478,9 +493,17 @@ def replay(adapter: Any, program: Program, arrays: Any) -> Any:
     return known[result] if isinstance(result, int) else [known[i] for i in result]
 
 
+#: What to run once Dynamo is imported (torch is then fully loaded): the adapters
+#: register the torch one there, so that a first call inside a trace takes the fast path.
+ON_DYNAMO: list[Callable[[], None]] = []
+
+
 def _prepare_dynamo(dynamo: Any) -> None:
-    """Run once Dynamo is imported: the caches on its list, heapq traced (see below)."""
+    """Run once Dynamo is imported: the caches on its list, heapq traced, `ON_DYNAMO`."""
     _trace_heapq()
+    _find_compiler_checks(sys.modules["torch"])
+    for hook in ON_DYNAMO:
+        hook()
     allow = getattr(dynamo.utils, "allow_lru_cache_wrapper_trace_without_warning", None)
     if allow is None:  # older torch: Dynamo warns once per cache, results are unaffected
         return

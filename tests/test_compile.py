@@ -237,6 +237,28 @@ def test_importing_after_torch_loads_einsum_at_once():
     assert result.returncode == 0, result.stderr[-3000:]
 
 
+@pytest.mark.parametrize("dynamo_first", [False, True], ids=["tensorops-first", "dynamo-first"])
+def test_the_adapter_and_checks_are_ready_once_dynamo_is_imported(dynamo_first):
+    # so that the first call of a process, if it is traced, takes the fast path
+    imports = ["import torch", "import tensorops", "from tensorops._backends import ADAPTERS"]
+    dynamo = "import torch._dynamo"
+    before = [] if dynamo_first else ["assert torch.Tensor not in ADAPTERS, 'too early'"]
+    script = "\n".join(
+        ([dynamo] if dynamo_first else [])
+        + imports
+        + before
+        + ([] if dynamo_first else [dynamo])
+        + ["assert ADAPTERS[torch.Tensor] is ADAPTERS[torch.nn.Parameter], 'not registered'"]
+        # and the compiler's checks are found: inside a trace that costs Dynamo sys.modules
+        + ["from tensorops._tracing import _IS_COMPILING, _IS_DYNAMO"]
+        + ["assert _IS_COMPILING and _IS_DYNAMO, 'checks not found'"]
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=600
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
 # --- layers ----------------------------------------------------------------------------------
 
 
@@ -513,6 +535,7 @@ def test_a_call_is_recorded_as_its_framework_calls():
     assert [step[0] for step in steps] == ["reshape", "permute"]
     # the common call, on one array: its index, and its other arguments alone
     assert [step[2:4] for step in steps] == [(((2, 3, 2),), 0), (((2, 0, 1),), 1)]
+    assert [step[4] for step in steps] == [None, None]  # what marks the common call
     assert result == 2  # the input, then one array per call
     args = ("a b -> c", (2, 3), (), None, "torch", (torch.float32,), None)
     assert _program("rearrange", *args) is None  # an error: traced, to raise it there

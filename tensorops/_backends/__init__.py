@@ -23,6 +23,7 @@ import numpy as np
 from tensorops._backends._array_api import ArrayApiBackend
 from tensorops._backends._numpy import NumpyBackend
 from tensorops._errors import BackendError, unknown_option
+from tensorops._tracing import ON_DYNAMO
 from tensorops._types import Backend
 
 __all__ = [
@@ -151,6 +152,20 @@ def _torch_backend() -> Backend:
         ADAPTERS.setdefault(torch.Tensor, backend)
         ADAPTERS.setdefault(torch.nn.Parameter, backend)
     return _TORCH_BACKEND[0]
+
+
+def _register_torch() -> None:
+    """Register the torch adapter before the first traced call (see `_tracing.ON_DYNAMO`).
+
+    Otherwise the first call of a process, if torch.compile traces it, finds no adapter
+    on the fast path and Dynamo traces the detection, the adapter's construction and the
+    table's update: hundreds of bytecodes more to capture.
+    """
+    if "torch" in sys.modules:
+        _torch_backend()
+
+
+ON_DYNAMO.append(_register_torch)
 
 
 def backend_for_name(name: str) -> Backend:
