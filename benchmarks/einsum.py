@@ -147,11 +147,12 @@ def run_torch(budget: float, device: str = "cpu") -> dict[str, dict[str, float]]
     return results
 
 
-# name -> (case of CASES, positions of the operands that are constants)
-EXPRESSION_CONSTANTS: dict[str, tuple[str, tuple[int, ...]]] = {
-    "chain4, constants 1-3": ("chain4", (1, 2, 3)),
-    "bilinear, constant W": ("bilinear", (1,)),
-    "chain3 8x8, constants 1-2": ("chain3 8x8 (overhead)", (1, 2)),
+# name -> (case of CASES, positions of the operands that are constants, constants_first)
+EXPRESSION_CONSTANTS: dict[str, tuple[str, tuple[int, ...], bool]] = {
+    "chain4, constants 1-3": ("chain4", (1, 2, 3), False),
+    "bilinear, constant W": ("bilinear", (1,), False),
+    "chain3 8x8, constants 1-2": ("chain3 8x8 (overhead)", (1, 2), False),
+    "chain3 8x8, constants 1-2, constants_first": ("chain3 8x8 (overhead)", (1, 2), True),
 }
 
 
@@ -163,16 +164,16 @@ def run_expressions(budget: float) -> dict[str, dict[str, float]]:
     import tensorops as tops
 
     rng = np.random.default_rng(0)
-    cases = {name: (case, ()) for name, case in CASES.items()}
+    cases = {name: (case, (), False) for name, case in CASES.items()}
     cases.update(
-        {name: (CASES[case], fixed) for name, (case, fixed) in EXPRESSION_CONSTANTS.items()}
+        {name: (CASES[case], *rest) for name, (case, *rest) in EXPRESSION_CONSTANTS.items()}
     )
     results: dict[str, dict[str, float]] = {}
-    for name, ((equation, shapes), fixed) in cases.items():
+    for name, ((equation, shapes), fixed, first) in cases.items():
         arrays = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
         args = [x if i in fixed else x.shape for i, x in enumerate(arrays)]
         variables = [x for i, x in enumerate(arrays) if i not in fixed]
-        ours = tops.einsum_expression(equation, *args, constants=fixed)
+        ours = tops.einsum_expression(equation, *args, constants=fixed, constants_first=first)
         theirs = opt_einsum.contract_expression(equation, *args, constants=fixed)
         expected = np.einsum(equation, *arrays, optimize=True)
         np.testing.assert_allclose(ours(*variables), expected, rtol=2e-3, atol=1e-2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any
 
@@ -103,7 +104,7 @@ def test_constants_first_when_calls_cost_less(matmuls: list[tuple[int, ...]]) ->
     # constants contracted once ahead, a call is one (2, 3) @ (3, 5) product
     arrays = _arrays(((2, 3), (3, 4), (4, 5)))
     assert tops.einsum_path("ij,jk,kl->il", *arrays).path == [(0, 1), (0, 1)]
-    expr = _expression("ij,jk,kl->il", arrays, (1, 2))
+    expr = _expression("ij,jk,kl->il", arrays, (1, 2), constants_first=True)
     assert expr.plan.path == [(1, 2), (0, 1)]
     for _ in range(3):
         np.testing.assert_allclose(expr(arrays[0]), np.einsum("ij,jk,kl->il", *arrays))
@@ -113,15 +114,34 @@ def test_constants_first_when_calls_cost_less(matmuls: list[tuple[int, ...]]) ->
 def test_constants_first_only_when_it_pays() -> None:
     arrays = _arrays(((20, 30), (30, 40), (40, 50)))
     planned = tops.einsum_path("ij,jk,kl->il", *arrays).path
+    first = functools.partial(_expression, "ij,jk,kl->il", arrays, constants_first=True)
     # the constants share no axis: contracting them first is an outer product
-    assert _expression("ij,jk,kl->il", arrays, (0, 2)).plan.path == planned
+    assert first((0, 2)).plan.path == planned
     # a path given, or a memory limit: planned as einsum plans it
     given = [(0, 1), (0, 1)]
-    assert _expression("ij,jk,kl->il", arrays, (1, 2), optimize=given).plan.path == given
-    limited = _expression("ij,jk,kl->il", arrays, (1, 2), memory_limit=10**6)
+    assert first((1, 2), optimize=given).plan.path == given
+    limited = first((1, 2), memory_limit=10**6)
     assert limited.plan.path == tops.einsum_path("ij,jk,kl->il", *arrays, memory_limit=10**6).path
     # one constant: nothing to contract ahead by itself
-    assert _expression("ij,jk,kl->il", arrays, (1,)).plan.path == planned
+    assert first((1,)).plan.path == planned
+
+
+def test_by_default_a_call_computes_as_einsum_does() -> None:
+    # contracting constants 1 and 2 first would make a call cheaper, but it would
+    # round differently from einsum's order: only constants_first=True reorders
+    arrays = [x.astype(np.float32) for x in _arrays(((2, 3), (3, 4), (4, 5)))]
+    expr = _expression("ij,jk,kl->li", arrays, (1, 2))
+    assert expr.plan.path == tops.einsum_path("ij,jk,kl->li", *arrays).path == [(0, 1), (0, 1)]
+    for _ in range(2):  # before and after the constants' steps are kept
+        np.testing.assert_array_equal(expr(arrays[0]), tops.einsum("ij,jk,kl->li", *arrays))
+
+
+def test_constants_first_must_be_a_bool() -> None:
+    arrays = _arrays(((2, 3), (3, 4)))
+    with pytest.raises(
+        tops.ArgumentError, match="constants_first must be True or False, got 'yes'"
+    ):
+        _expression("ij,jk->ik", arrays, (1,), constants_first="yes")
 
 
 def test_constants_are_kept_per_family_and_device() -> None:

@@ -82,11 +82,6 @@ DESELECTED: dict[str, str] = {
         "pytest.approx of a jax array reads arr.flat, which this jax refuses: fails on "
         "opt_einsum itself too (jax.jit of the expression runs; tests/test_expression.py)"
     ),
-    "opt_einsum.tests.test_backends::test_jax_with_constants[constants2]": (
-        "compares float32 results of two contraction orders to 1e-8: with constants 1 and 2 "
-        "the expression contracts them first (half the FLOPs a call), contract (einsum) "
-        "does not; they differ by 1.1e-6, float32 rounding (tests/test_expression.py)"
-    ),
     "opt_einsum.tests.test_edge_cases::test_contract_expression_checks": (
         "expects ValueError for optimize=False (tensorops plans it as one step, as einsum "
         "does) and opt_einsum's message text ('`ContractExpression` takes exactly 2'); "
