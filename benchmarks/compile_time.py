@@ -19,6 +19,12 @@ Cold means each compiled measurement runs in a fresh process with a fresh, empty
 inductor cache directory, so no parse, plan, graph or kernel cache carries over.
 In each such process dynamo (or inductor) first compiles a tiny unrelated torch
 function, so their one-time start-up is not charged to the first model measured.
+Each timed step starts after a full garbage collection (``gc.collect()``): the
+collector stays on, so what the step allocates it pays for, but a full collection
+that the set-up (imports, the warm-up compile, building the model) made due is not
+charged to whichever variant happens to cross the threshold. Without it, one full
+collection of 0.13-0.16 s (the whole heap of torch) landed inside some variants'
+capture and not others'. ``timeit`` turns the collector off altogether.
 One thread for torch everywhere. Ratios are tensorops / einops and tensorops /
 torch (below 1: tensorops is faster); the last rows are their geometric means.
 
@@ -33,6 +39,7 @@ models (``--models vit,vq``) 15 min, inductor's kernel builds most of it.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -108,6 +115,7 @@ def child(name: str, impl: str, backend_name: str) -> dict[str, float]:
     model = zoo.build(name, impl)
     inputs = [zoo.example_input(name, b, n) for b, n in schedule(name)]
     compiled = torch.compile(model, backend=backend)
+    gc.collect()  # the set-up's garbage is not the step's to collect (see the module's doc)
     start = time.perf_counter()
     _step(compiled, inputs[0])
     seconds = time.perf_counter() - start

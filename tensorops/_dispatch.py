@@ -49,19 +49,21 @@ from tensorops._errors import (
 )
 from tensorops._sized import SizedProgram, generalize, replay_sized
 from tensorops._tracing import (
+    IS_DYNAMO,
+    REPLAYING,
     STAND_INS,
     Program,
     Recorder,
     Replay,
     constant_result,
     is_compiling,
-    is_dynamo_tracing,
     raise_error,
     record,
     replay,
     replayable,
 )
 from tensorops._types import Backend, Executor
+from tensorops._written import WRITTEN, written
 
 __all__ = [
     "PLAN_CACHE_SIZE",
@@ -129,37 +131,27 @@ def bound_plan(
     sizes the executor it traces replays the calls `_program` recorded. Not under
     torch.export's non-strict tracing, which runs natively and would cache the replay.
     """
-    if (
-        is_dynamo_tracing()
-        and adapter.name in STAND_INS
-        and (not lengths or _plain_lengths(lengths))
+    if (  # `is_dynamo_tracing`, inline: the body runs eagerly only on a cache miss
+        IS_DYNAMO and not REPLAYING and IS_DYNAMO[0]() and adapter.name in STAND_INS
     ):
-        masked = _masked(shapes)
-        return functools.partial(
-            _replay_call, op, pattern, shapes, masked, lengths, variant, adapter
-        )
+        # A symbolic length is planned in the trace. ``n.__class__``, not ``type(n)``:
+        # Dynamo gives ``int`` as the type of a symbolic size, and its class as
+        # ``SymInt``. Loops, not ``all()`` or comprehensions: each frame Dynamo
+        # inlines costs capture time.
+        for _, n in lengths:
+            if n.__class__ is not int:
+                break
+        else:
+            return functools.partial(_replay_call, op, pattern, shapes, lengths, variant, adapter)
     if adapter.traced(shapes):
         raise KeyError("recorded sizes: planned by the slow path from plain ones")
     return op.plan(pattern, shapes, lengths, variant, adapter)
 
 
-def _plain_lengths(lengths: Lengths) -> bool:
-    """Whether the lengths are plain ints (a symbolic length is planned in the trace).
-
-    ``n.__class__``, not ``type(n)``: Dynamo gives ``int`` as the type of a symbolic
-    size, and its class as ``SymInt``. Loops, not ``all()``: each call Dynamo inlines
-    costs capture time.
-    """
-    for _, n in lengths:  # noqa: SIM110 (a generator is one more call for Dynamo to trace)
-        if n.__class__ is not int:
-            return False
-    return True
-
-
 def _masked(shapes: Any) -> Any:
     """The sizes (one shape or a tuple of shapes), each symbolic size None; None if none is.
 
-    See `tensorops._sized`, and `_plain_lengths` for ``n.__class__``. The first loop,
+    See `tensorops._sized`, and `bound_plan` for ``n.__class__``. The first loop,
     all that plain sizes cost, is the shortest Dynamo can step through.
     """
     for n in shapes:
@@ -182,7 +174,6 @@ def _replay_call(
     op: Op,
     pattern: str,
     shapes: Any,
-    masked: Any,
     lengths: Lengths,
     variant: Any,
     adapter: Backend,
@@ -191,28 +182,88 @@ def _replay_call(
 ) -> Any:
     """The executor Dynamo traces: the calls `_program` recorded, made on the arrays.
 
-    With symbolic sizes (`masked` is the shapes with them None), the calls
+    With plain sizes, the recorded calls written as a function (`tensorops._written`),
+    which Dynamo inlines: a line per call. With symbolic sizes (`_masked`), the calls
     `_sized_program` recorded, their sizes expressed in the arrays' sizes. A call
     neither can record (a function for reduction, ``out=``, an error, a plan that
     depends on a symbolic size's value) runs the plan made here, as every call did
     before recording: traced line by line.
     """
+    if arg is None or type(arg) is str:
+        if shapes.__class__ is not tuple or not shapes or not isinstance(shapes[0], tuple):
+            count = arrays.numel()  # a plain int exactly when every size is (or one is 0)
+            if count.__class__ is int and count != 0:
+                dtypes: tuple[Any, ...] = (arrays.dtype,)
+                name = _written_program(op, pattern, shapes, lengths, variant, adapter, dtypes, arg)
+                if name is not None:
+                    return getattr(WRITTEN, name)(adapter, arrays)
+            return _replay_otherwise(op, pattern, shapes, lengths, variant, adapter, arrays, arg)
+        dtypes = ()
+        for x in arrays:  # a loop, not a comprehension: one frame less for Dynamo
+            count = x.numel()
+            if count.__class__ is not int or count == 0:
+                break
+            dtypes += (x.dtype,)
+        else:
+            name = _written_program(op, pattern, shapes, lengths, variant, adapter, dtypes, arg)
+            if name is not None:
+                return getattr(WRITTEN, name)(adapter, arrays)
+        return _replay_otherwise(op, pattern, shapes, lengths, variant, adapter, arrays, arg)
+    return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
+
+
+def _replay_otherwise(
+    op: Op,
+    pattern: str,
+    shapes: Any,
+    lengths: Lengths,
+    variant: Any,
+    adapter: Backend,
+    arrays: Any,
+    arg: Any,
+) -> Any:
+    """`_replay_call` where no written function makes the call: replayed, or planned."""
     many = bool(shapes) and isinstance(shapes[0], tuple)
     inputs = arrays if many else (arrays,)
-    if arg is None or type(arg) is str:
-        dtypes = tuple([x.dtype for x in inputs]) if many else (arrays.dtype,)
-        family = adapter.name
-        if masked is None:
-            program = _program(op.name, pattern, shapes, lengths, variant, family, dtypes, arg)
-            if program is not None:
-                return replay(adapter, program, inputs)
-        else:
-            sized = _sized_program(op.name, pattern, masked, lengths, variant, family, dtypes, arg)
-            if sized is not None:
-                result = replay_sized(adapter, sized, inputs)
-                if result is not None:
-                    return result
+    dtypes = tuple([x.dtype for x in inputs])
+    family = adapter.name
+    masked = _masked(shapes)
+    if masked is None:
+        program = _program(op.name, pattern, shapes, lengths, variant, family, dtypes, arg)
+        if program is not None:
+            return replay(adapter, program, inputs)
+    else:
+        sized = _sized_program(op.name, pattern, masked, lengths, variant, family, dtypes, arg)
+        if sized is not None:
+            result = replay_sized(adapter, sized, inputs)
+            if result is not None:
+                return result
     return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
+
+
+@constant_result
+def _written_program(
+    op: Op,
+    pattern: str,
+    shapes: Any,
+    lengths: Lengths,
+    variant: Any,
+    adapter: Backend,
+    dtypes: tuple[Any, ...],
+    arg: str | None,
+) -> str | None:
+    """The name in `WRITTEN` of the function making the calls `_program` records; or None.
+
+    None where the call cannot be recorded or its program not written
+    (`tensorops._written`): the caller replays or plans it then.
+    """
+    many = bool(shapes) and isinstance(shapes[0], tuple)
+    shapes = tuple(tuple(s) for s in shapes) if many else tuple(shapes)
+    call = (op.name, pattern, shapes, lengths, variant, adapter.name)
+    program = _recorded(call, dtypes, arg, many)
+    if program is None:
+        return None
+    return written(adapter, program, len(dtypes), many)
 
 
 @constant_result

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from tensorops._axes import DOTS_PREFIX, count_dots, resolve_dims, term_dims
-from tensorops._backends import get_backend
+from tensorops._backends import backend_for_name, get_backend
 from tensorops._dispatch import recorder_for
 from tensorops._errors import (
     ArgumentError,
@@ -30,6 +30,7 @@ from tensorops._tracing import (
     replay,
     replayable,
 )
+from tensorops._written import WRITTEN, written
 
 __all__ = ["pack", "parse_shape", "unpack"]
 
@@ -239,7 +240,10 @@ def _recorded_pack(tensors: Any, pattern: Any) -> tuple[Any, list[Shape]] | None
     made = _pack_program(pattern, tuple(shapes), adapter.name, tuple(dtypes))
     if made is None:
         return None
-    return replay(adapter, made[0], list(tensors)), list(made[1])
+    program, packed, name = made
+    if name is not None:  # the program as a function Dynamo inlines (`tensorops._written`)
+        return getattr(WRITTEN, name)(adapter, tensors), list(packed)
+    return replay(adapter, program, list(tensors)), list(packed)
 
 
 def _recorded_unpack(tensor: Any, packed_shapes: Any, pattern: Any) -> list[Any] | None:
@@ -256,15 +260,23 @@ def _recorded_unpack(tensor: Any, packed_shapes: Any, pattern: Any) -> list[Any]
                 return None
         pieces.append(tuple(piece))
     adapter = get_backend(tensor)
-    program = _unpack_program(pattern, shape, tuple(pieces), adapter.name, tensor.dtype)
-    return None if program is None else replay(adapter, program, [tensor])
+    made = _unpack_program(pattern, shape, tuple(pieces), adapter.name, tensor.dtype)
+    if made is None:
+        return None
+    program, name = made
+    if name is not None:
+        return getattr(WRITTEN, name)(adapter, tensor)  # type: ignore[no-any-return]
+    return replay(adapter, program, [tensor])  # type: ignore[no-any-return]
 
 
 @constant_result
 def _pack_program(
     pattern: str, shapes: tuple[Shape, ...], family: str, dtypes: tuple[Any, ...]
-) -> tuple[Program, tuple[Shape, ...]] | None:
-    """The framework calls of `pack` on arrays of these shapes, and its packed shapes."""
+) -> tuple[Program, tuple[Shape, ...], str | None] | None:
+    """The framework calls of `pack` on arrays of these shapes, and its packed shapes.
+
+    Also the name in `WRITTEN` of the calls written as a function, or None.
+    """
     packed: list[Shape] = []
 
     def run(arrays: Any, _: Any) -> Any:
@@ -273,20 +285,28 @@ def _pack_program(
         return result
 
     program = _record_outside(family, run, list(zip(shapes, dtypes, strict=True)))
-    return None if program is None else (program, tuple(packed))
+    if program is None:
+        return None
+    return program, tuple(packed), written(backend_for_name(family), program, len(shapes), True)
 
 
 @constant_result
 def _unpack_program(
     pattern: str, shape: Shape, pieces: tuple[Shape, ...], family: str, dtype: Any
-) -> Program | None:
-    """The framework calls of `unpack` on an array of this shape into `pieces`."""
+) -> tuple[Program, str | None] | None:
+    """The framework calls of `unpack` on an array of this shape into `pieces`.
+
+    Also the name in `WRITTEN` of the calls written as a function, or None.
+    """
 
     def run(arrays: Any, _: Any) -> Any:
         term = _pack_term("unpack", pattern)
         return _unpack_with(recorder_for(family), arrays[0], pieces, *term)
 
-    return _record_outside(family, run, [(shape, dtype)])
+    program = _record_outside(family, run, [(shape, dtype)])
+    if program is None:
+        return None
+    return program, written(backend_for_name(family), program, 1, False)
 
 
 def _record_outside(family: str, run: Any, inputs: list[tuple[Shape, Any]]) -> Program | None:

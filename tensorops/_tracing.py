@@ -44,7 +44,9 @@ from typing import Any, NamedTuple, NoReturn, TypeVar
 from tensorops._errors import FRAMEWORK_ERRORS, TensorOpsError
 
 __all__ = [
+    "IS_DYNAMO",
     "ON_DYNAMO",
+    "REPLAYING",
     "REPLAYS",
     "STAND_INS",
     "Program",
@@ -67,7 +69,8 @@ _PACKAGE = "tensorops"
 
 _IS_COMPILING: list[Callable[[], bool]] = []
 #: The replays under way (Dynamo still reports that it compiles while one runs).
-_REPLAYING: list[str] = []
+REPLAYING: list[str] = []
+_REPLAYING = REPLAYING
 
 
 def is_compiling() -> bool:
@@ -95,7 +98,11 @@ def for_compiler() -> bool:
     return bool(_REPLAYING) or is_compiling()
 
 
-_IS_DYNAMO: list[Callable[[], bool]] = []
+#: ``torch.compiler.is_dynamo_compiling`` once Dynamo is imported (empty before):
+#: Dynamo folds a call of it to True. `tensorops._dispatch.bound_plan` reads it and
+#: `REPLAYING` itself, one call less to trace than `is_dynamo_tracing`.
+IS_DYNAMO: list[Callable[[], bool]] = []
+_IS_DYNAMO = IS_DYNAMO
 
 
 def is_dynamo_tracing() -> bool:
@@ -312,12 +319,13 @@ def outside_trace(function: Callable[..., _T]) -> Callable[..., _T | None]:
 
 #: One recorded call: the adapter method, the arguments that made the executor it is
 #: (None for a plain method), its arguments (None where an array goes), where the arrays
-#: go ``(position, index or tuple of indices)``, and whether it returns a list. A plain
+#: go ``(position, index or tuple of indices)``, and whether it returns a list (False,
+#: or the list's length; True for an empty one). A plain
 #: method on one array, its first argument, has the array's index for where the arrays
 #: go and its other arguments alone, and None for whether it returns a list (the
 #: shortest replay: `replay` tells it by that None, with no call to trace). Plain
 #: data only: Dynamo takes it as a constant, which may hold no function.
-Step = tuple[str, Any, tuple[Any, ...], Any, bool | None]
+Step = tuple[str, Any, tuple[Any, ...], Any, int | None]
 #: A recorded call path: its steps and the index of the result among the arrays (a
 #: tuple of them for a list of results).
 Program = tuple[tuple[Step, ...], Any]
@@ -436,7 +444,9 @@ def _call(method: str, made: Any, function: Callable[..., Any], args: tuple[Any,
     if one and type(refs[0][1]) is int:  # the common call: one array, first: fewer to trace
         tape.steps.append((method, None, tuple(template[1:]), refs[0][1], None))
         return _recorded_results(tape, [result])
-    tape.steps.append((method, made, tuple(template), tuple(refs), many))
+    # a list of results: how many (Python code written for the program unpacks them)
+    count = (len(result) or True) if many else False
+    tape.steps.append((method, made, tuple(template), tuple(refs), count))
     return _recorded_results(tape, list(result) if many else [result], many)
 
 

@@ -517,13 +517,13 @@ def test_dynamo_traces_the_framework_calls_not_the_planning(name, monkeypatch):
     fn, with_einops, inputs = TRACED[name]
     fn(*inputs)
     traced = _traced_instructions(monkeypatch, fn, *inputs)
-    assert traced < 1200, traced
+    assert traced < 800, traced  # rearrange about 200, add_at about 780
     compiled = torch.compile(fn, backend="eager", fullgraph=True)
     _assert_same(compiled(*inputs), fn(*inputs))
     if with_einops is not None:
         einops = pytest.importorskip("einops")
         by_einops = _traced_instructions(monkeypatch, lambda *a: with_einops(einops, *a), *inputs)
-        assert traced <= by_einops, (traced, by_einops)
+        assert traced * 2 <= by_einops, (traced, by_einops)
 
 
 def test_a_call_is_recorded_as_its_framework_calls():
@@ -717,10 +717,10 @@ def test_pack_and_unpack_are_recorded_as_their_framework_calls():
     from tensorops._pack import _pack_program, _unpack_program
 
     f32 = torch.float32
-    program, packed = _pack_program("b * k", ((2, 3, 4), (2, 4)), "torch", (f32, f32))
+    program, packed, _ = _pack_program("b * k", ((2, 3, 4), (2, 4)), "torch", (f32, f32))
     assert packed == ((3,), ())
     assert [step[0] for step in program[0]] == ["reshape", "reshape", "concat"]
-    steps, pieces = _unpack_program("b * k", (2, 4, 4), ((3,), ()), "torch", f32)
+    (steps, pieces), _ = _unpack_program("b * k", (2, 4, 4), ((3,), ()), "torch", f32)
     assert [step[0] for step in steps] == ["split", "reshape", "reshape"]
     assert pieces == (3, 4)  # a list of results: their indices
     # an error: traced, to raise it there as in eager code
