@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch")
 import tensorops as tops  # noqa: E402
 from tensorops._backends._torch import TorchBackend  # noqa: E402
 from tensorops._dispatch import _program, _written_program  # noqa: E402
+from tensorops._indexing import GET_AT  # noqa: E402
 from tensorops._ops import REARRANGE, REDUCE  # noqa: E402
 from tensorops._pack import _pack_program, _unpack_program  # noqa: E402
 from tensorops._written import WRITTEN, literal, source, written  # noqa: E402
@@ -32,13 +33,13 @@ def test_a_rearrange_is_written_as_its_tensor_methods() -> None:
         "    x2 = x1.permute((2, 0, 1, ))\n"
         "    return x2\n"
     )
-    name = _written_program(REARRANGE, args[0], (2, 6), (("b", 3),), None, ADAPTER, (F32,), None)
+    name, _ = _written_program(REARRANGE, args[0], (2, 6), (("b", 3),), None, ADAPTER, (F32,), None)
     assert name is not None
     x = torch.arange(12.0).reshape(2, 6)
     assert torch.equal(getattr(WRITTEN, name)(ADAPTER, x), tops.rearrange(x, args[0], b=3))
     # the same program, from any call site: one function
     again = _written_program(REARRANGE, args[0], (2, 6), (("b", 3),), None, ADAPTER, (F32,), None)
-    assert again == name
+    assert again == (name, None)
 
 
 def test_a_reduction_the_adapter_names_is_a_tensor_method_others_call_the_adapter() -> None:
@@ -51,7 +52,9 @@ def test_a_reduction_the_adapter_names_is_a_tensor_method_others_call_the_adapte
     x = torch.rand(2, 3, 4) + 0.5
     for reduction in ("mean", "prod"):
         shape = (2, 3, 4)
-        name = _written_program(REDUCE, "b c h -> b", shape, (), reduction, ADAPTER, (F32,), None)
+        name, _ = _written_program(
+            REDUCE, "b c h -> b", shape, (), reduction, ADAPTER, (F32,), None
+        )
         assert name is not None
         expected = tops.reduce(x, "b c h -> b", reduction)
         torch.testing.assert_close(getattr(WRITTEN, name)(ADAPTER, x), expected)
@@ -112,11 +115,20 @@ def test_a_program_with_other_constants_is_not_written_and_replays() -> None:
     astype = ((("astype", None, (F32,), 0, None),), 1)
     assert source(ADAPTER, astype, 1, False) is None
     assert written(ADAPTER, astype, 1, False) is None
-    # einsum of two dtypes converts one operand: replayed, with the eager result
-    a, b = torch.randn(2, 3, dtype=torch.float64), torch.randn(3, 4)
+    # get_at's gather is made from a named tuple (with a dtype): replayed, as eagerly
+    x, index = torch.randn(2, 5, 3), torch.randint(0, 5, (2, 4))
+    pattern = "b [t] c, b p -> b p c"
+    dtypes = (F32, torch.int64)
+    shapes = ((2, 5, 3), (2, 4))
+    name, program = _written_program(
+        GET_AT, pattern, shapes, (), torch.int64, ADAPTER, dtypes, None
+    )
+    assert name is None
+    assert program is not None
+    assert [step[0] for step in program[0]] == ["gatherer"]
 
-    def mixed(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        return tops.einsum("ij,jk->ik", a, b)
+    def gathered(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        return tops.get_at(x, index, pattern)
 
-    compiled = torch.compile(mixed, backend="eager", fullgraph=True)
-    torch.testing.assert_close(compiled(a, b), mixed(a, b))
+    compiled = torch.compile(gathered, backend="eager", fullgraph=True)
+    assert torch.equal(compiled(x, index), gathered(x, index))
