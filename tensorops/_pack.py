@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from tensorops._axes import DOTS_PREFIX, count_dots, resolve_dims, term_dims
-from tensorops._backends import backend_for_name, get_backend
+from tensorops._backends import ADAPTERS, backend_for_name, get_backend
 from tensorops._dispatch import recorder_for
 from tensorops._errors import (
     ArgumentError,
@@ -19,6 +19,8 @@ from tensorops._errors import (
 )
 from tensorops._grammar import Anon, Axis, Dots, Group, Skip, Star, Term, check_names, parse_pattern
 from tensorops._tracing import (
+    IS_DYNAMO,
+    REPLAYING,
     STAND_INS,
     Program,
     constant_result,
@@ -114,7 +116,7 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
         >>> packed.shape, ps
         ((2, 17, 8), [(), (16,)])
     """
-    if is_dynamo_tracing():
+    if IS_DYNAMO and not REPLAYING and IS_DYNAMO[0]():  # `is_dynamo_tracing`, inline
         recorded = _recorded_pack(tensors, pattern)
         if recorded is not None:
             return recorded
@@ -177,7 +179,7 @@ def unpack(tensor: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str)
         >>> len(tops.unpack(tensor=packed, packed_shapes=[(17,)], pattern="b * d"))
         1
     """
-    if is_dynamo_tracing():
+    if IS_DYNAMO and not REPLAYING and IS_DYNAMO[0]():  # `is_dynamo_tracing`, inline
         recorded = _recorded_unpack(tensor, packed_shapes, pattern)
         if recorded is not None:
             return recorded
@@ -212,32 +214,30 @@ def _unpack_with(
     return [backend.reshape(p, before + s + after) for p, s in zip(pieces, shapes, strict=True)]
 
 
-def _plain_shape(x: Any) -> tuple[int, ...] | None:
-    """`x`'s shape if every size is a plain int (not symbolic), else None."""
-    shape = x.shape
-    for n in shape:
-        if n.__class__ is not int:
-            return None
-    return tuple(shape)
-
-
 def _recorded_pack(tensors: Any, pattern: Any) -> tuple[Any, list[Shape]] | None:
     """`pack` under Dynamo as the framework calls `_pack_program` recorded; None if it did not.
 
-    For torch tensors of plain sizes; anything else (and every error) is traced as
-    eager code runs.
+    For arrays of an adapter with recording stand-ins and plain sizes (``numel`` is a
+    plain int exactly then, or when a size is 0); anything else (and every error) is
+    traced as eager code runs. Loops, not comprehensions or helpers: each frame
+    Dynamo inlines costs capture time.
     """
     if type(pattern) is not str or not isinstance(tensors, (list, tuple)) or not tensors:
         return None
-    shapes, dtypes = [], []
+    adapter = ADAPTERS.get(type(tensors[0]))
+    if adapter is None or adapter.name not in STAND_INS:
+        return None
+    shapes: tuple[Any, ...] = ()
+    dtypes: tuple[Any, ...] = ()
     for x in tensors:
-        shape = _plain_shape(x) if type(x) is type(tensors[0]) else None
-        if shape is None:
+        if ADAPTERS.get(type(x)) is not adapter:
             return None
-        shapes.append(shape)
-        dtypes.append(x.dtype)
-    adapter = get_backend(tensors[0])
-    made = _pack_program(pattern, tuple(shapes), adapter.name, tuple(dtypes))
+        count = x.numel()
+        if count.__class__ is not int or count == 0:
+            return None
+        shapes += (x.shape,)
+        dtypes += (x.dtype,)
+    made = _pack_program(pattern, shapes, adapter.name, dtypes)
     if made is None:
         return None
     program, packed, name = made
@@ -248,19 +248,21 @@ def _recorded_pack(tensors: Any, pattern: Any) -> tuple[Any, list[Shape]] | None
 
 def _recorded_unpack(tensor: Any, packed_shapes: Any, pattern: Any) -> list[Any] | None:
     """`unpack` under Dynamo as `_unpack_program` recorded it; None if it did not."""
-    shape = _plain_shape(tensor)
-    if type(pattern) is not str or shape is None or not isinstance(packed_shapes, (list, tuple)):
+    adapter = ADAPTERS.get(type(tensor))
+    if adapter is None or adapter.name not in STAND_INS or type(pattern) is not str:
         return None
-    pieces = []
+    count = tensor.numel()
+    if count.__class__ is not int or count == 0 or not isinstance(packed_shapes, (list, tuple)):
+        return None
+    pieces: tuple[Any, ...] = ()
     for piece in packed_shapes:  # isinstance: `type` of a constant cannot be guarded
         if not isinstance(piece, (list, tuple)):
             return None
         for n in piece:
             if n.__class__ is not int:
                 return None
-        pieces.append(tuple(piece))
-    adapter = get_backend(tensor)
-    made = _unpack_program(pattern, shape, tuple(pieces), adapter.name, tensor.dtype)
+        pieces += (tuple(piece),)
+    made = _unpack_program(pattern, tensor.shape, pieces, adapter.name, tensor.dtype)
     if made is None:
         return None
     program, name = made
@@ -277,6 +279,7 @@ def _pack_program(
 
     Also the name in `WRITTEN` of the calls written as a function, or None.
     """
+    shapes = tuple(tuple(shape) for shape in shapes)  # torch.Size, from the trace
     packed: list[Shape] = []
 
     def run(arrays: Any, _: Any) -> Any:
@@ -298,6 +301,7 @@ def _unpack_program(
 
     Also the name in `WRITTEN` of the calls written as a function, or None.
     """
+    shape = tuple(shape)
 
     def run(arrays: Any, _: Any) -> Any:
         term = _pack_term("unpack", pattern)
