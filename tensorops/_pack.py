@@ -209,7 +209,8 @@ def _unpack_with(
         for d in piece:
             size *= d
         sizes.append(size)
-    pieces = backend.split(tensor, sizes, position)
+    # one piece is the whole array: no split (a framework call of its own)
+    pieces = [tensor] if len(sizes) == 1 else backend.split(tensor, sizes, position)
     before, after = shape[:position], shape[position + 1 :]
     return [backend.reshape(p, before + s + after) for p, s in zip(pieces, shapes, strict=True)]
 
