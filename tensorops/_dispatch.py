@@ -180,32 +180,71 @@ def _replay_call(
     arrays: Any,
     arg: Any,
 ) -> Any:
-    """The executor Dynamo traces where `_written_call` did not make the call.
+    """The executor Dynamo traces: the calls `_written_program` recorded, made on the arrays.
 
-    With plain sizes (a list of arrays, stacked first), the calls `_program`
-    recorded, replayed. With symbolic sizes (`_masked`), the calls `_sized_program`
-    recorded, their sizes expressed in the arrays' sizes. A call neither can record
-    (a function for reduction, ``out=``, an error, a plan that depends on a symbolic
-    size's value) runs the plan made here, as every call did before recording:
-    traced line by line.
+    With plain sizes (``numel`` is a plain int exactly then, or when a size is 0),
+    the recorded calls written as a function (`tensorops._written`), which Dynamo
+    inlines: a line per call; or replayed, where the program cannot be written.
+    With symbolic sizes (`_masked`), the calls `_sized_program` recorded, their
+    sizes expressed in the arrays' sizes. A call neither can record (a function for
+    reduction, ``out=``, an error, a plan that depends on a symbolic size's value)
+    runs the plan made here, as every call did before recording: traced line by line.
     """
     if arg is None or type(arg) is str:
         many = bool(shapes) and isinstance(shapes[0], tuple)
-        inputs = arrays if many else (arrays,)
-        dtypes = tuple([x.dtype for x in inputs])
-        family = adapter.name
-        masked = _masked(shapes)
-        if masked is None:
-            program = _program(op.name, pattern, shapes, lengths, variant, family, dtypes, arg)
-            if program is not None:
-                return replay(adapter, program, inputs)
+        if many:
+            dtypes: tuple[Any, ...] = ()
+            for x in arrays:  # loops, not comprehensions: each frame Dynamo inlines costs
+                count = x.numel()
+                if count.__class__ is not int or count == 0:
+                    break
+                dtypes += (x.dtype,)
+            else:
+                name, program = _written_program(
+                    op, pattern, shapes, lengths, variant, adapter, dtypes, arg
+                )
+                if name is not None:
+                    return getattr(WRITTEN, name)(adapter, arrays)
+                if program is not None:
+                    return replay(adapter, program, arrays)
         else:
-            sized = _sized_program(op.name, pattern, masked, lengths, variant, family, dtypes, arg)
-            if sized is not None:
-                result = replay_sized(adapter, sized, inputs)
-                if result is not None:
-                    return result
+            count = arrays.numel()
+            if count.__class__ is int and count != 0:
+                dtypes = (arrays.dtype,)
+                name, program = _written_program(
+                    op, pattern, shapes, lengths, variant, adapter, dtypes, arg
+                )
+                if name is not None:
+                    return getattr(WRITTEN, name)(adapter, arrays)
+                if program is not None:
+                    return replay(adapter, program, (arrays,))
+        result = _replay_sized(op, pattern, shapes, lengths, variant, adapter, arrays, arg)
+        if result is not None:
+            return result
     return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
+
+
+def _replay_sized(
+    op: Op,
+    pattern: str,
+    shapes: Any,
+    lengths: Lengths,
+    variant: Any,
+    adapter: Backend,
+    arrays: Any,
+    arg: Any,
+) -> Any:
+    """`_replay_call` with symbolic sizes, or a size 0: replayed if recorded, else None."""
+    many = bool(shapes) and isinstance(shapes[0], tuple)
+    inputs = arrays if many else (arrays,)
+    dtypes = tuple([x.dtype for x in inputs])
+    family = adapter.name
+    masked = _masked(shapes)
+    if masked is None:  # plain sizes, one of them 0
+        program = _program(op.name, pattern, shapes, lengths, variant, family, dtypes, arg)
+        return None if program is None else replay(adapter, program, inputs)
+    sized = _sized_program(op.name, pattern, masked, lengths, variant, family, dtypes, arg)
+    return None if sized is None else replay_sized(adapter, sized, inputs)
 
 
 @constant_result
@@ -310,15 +349,7 @@ def recorder_for(family: str) -> Recorder:
 
 
 def call(op: Op, x: Any, pattern: Any, lengths: dict[str, Any], variant: Any, arg: Any) -> Any:
-    """Run an op on one array: the fast path, or `_call_slowly`.
-
-    Under Dynamo (`IS_DYNAMO`, which it folds to True; eagerly an empty list until
-    Dynamo is imported), first `_written_call`: the shortest path it can trace.
-    """
-    if IS_DYNAMO and IS_DYNAMO[0]() and not REPLAYING:
-        result = _written_call(op, x, pattern, lengths, variant, arg)
-        if result is not None:
-            return result
+    """Run an op on one array: the fast path, or `_call_slowly`."""
     try:
         adapter = ADAPTERS[type(x)]
         items = tuple(lengths.items()) if lengths else ()
@@ -339,69 +370,10 @@ def call(op: Op, x: Any, pattern: Any, lengths: dict[str, Any], variant: Any, ar
         )
 
 
-def _written_call(
-    op: Op, x: Any, pattern: Any, lengths: dict[str, Any], variant: Any, arg: Any
-) -> Any:
-    """`call` as its written function (`_written_program`), under Dynamo; else None.
-
-    For an array of an adapter with recording stand-ins, plain sizes and lengths,
-    and a pattern and an argument that are strings (or None). Anything else, and
-    every call that cannot be recorded (an error among them), returns None: the
-    caller takes its usual path, which plans, replays or raises as eager code does.
-    """
-    adapter = ADAPTERS.get(type(x))
-    if adapter is None or adapter.name not in STAND_INS or type(pattern) is not str:
-        return None
-    count = x.numel()  # a plain int exactly when every size is (or one is 0)
-    if count.__class__ is not int or count == 0 or not (arg is None or type(arg) is str):
-        return None
-    items = tuple(lengths.items()) if lengths else ()
-    for _, n in items:  # loops, not comprehensions: each frame Dynamo inlines costs time
-        if n.__class__ is not int:
-            return None
-    name, program = _written_program(op, pattern, x.shape, items, variant, adapter, (x.dtype,), arg)
-    if name is not None:
-        return getattr(WRITTEN, name)(adapter, x)
-    return None if program is None else replay(adapter, program, (x,))
-
-
-def _written_call_many(
-    op: Op, arrays: Any, pattern: Any, lengths: dict[str, Any], variant: Any, arg: Any
-) -> Any:
-    """`_written_call` for `call_many`: arrays of one adapter."""
-    if not arrays or type(pattern) is not str or not (arg is None or type(arg) is str):
-        return None
-    adapter = ADAPTERS.get(type(arrays[0]))
-    if adapter is None or adapter.name not in STAND_INS:
-        return None
-    dtypes: tuple[Any, ...] = ()
-    shapes: tuple[Any, ...] = ()
-    for x in arrays:
-        if ADAPTERS.get(type(x)) is not adapter:
-            return None
-        count = x.numel()
-        if count.__class__ is not int or count == 0:
-            return None
-        dtypes += (x.dtype,)
-        shapes += (x.shape,)
-    items = tuple(lengths.items()) if lengths else ()
-    for _, n in items:
-        if n.__class__ is not int:
-            return None
-    name, program = _written_program(op, pattern, shapes, items, variant, adapter, dtypes, arg)
-    if name is not None:
-        return getattr(WRITTEN, name)(adapter, arrays)
-    return None if program is None else replay(adapter, program, arrays)
-
-
 def call_many(
     op: Op, arrays: Sequence[Any], pattern: Any, lengths: dict[str, Any], variant: Any, arg: Any
 ) -> Any:
     """Run an op on several arrays of one family: the fast path, or `_call_slowly`."""
-    if IS_DYNAMO and IS_DYNAMO[0]() and not REPLAYING:  # see `call`
-        result = _written_call_many(op, arrays, pattern, lengths, variant, arg)
-        if result is not None:
-            return result
     try:
         first = arrays[0]
         adapter = ADAPTERS[type(first)]
