@@ -207,7 +207,8 @@ def _replay_call(
                     return getattr(WRITTEN, name)(adapter, arrays)
                 if program is not None:
                     return replay(adapter, program, arrays)
-        else:
+                return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
+        else:  # one array: no loop, no tuple to build (fewer instructions to trace)
             count = arrays.numel()
             if count.__class__ is int and count != 0:
                 dtypes = (arrays.dtype,)
@@ -218,33 +219,23 @@ def _replay_call(
                     return getattr(WRITTEN, name)(adapter, arrays)
                 if program is not None:
                     return replay(adapter, program, (arrays,))
-        result = _replay_sized(op, pattern, shapes, lengths, variant, adapter, arrays, arg)
-        if result is not None:
-            return result
+                return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
+        # symbolic sizes, or a size 0
+        inputs = arrays if many else (arrays,)
+        dtypes = tuple([x.dtype for x in inputs])
+        family = adapter.name
+        masked = _masked(shapes)
+        if masked is None:  # plain sizes, one of them 0
+            program = _program(op.name, pattern, shapes, lengths, variant, family, dtypes, arg)
+            if program is not None:
+                return replay(adapter, program, inputs)
+        else:
+            sized = _sized_program(op.name, pattern, masked, lengths, variant, family, dtypes, arg)
+            if sized is not None:
+                result = replay_sized(adapter, sized, inputs)
+                if result is not None:
+                    return result
     return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
-
-
-def _replay_sized(
-    op: Op,
-    pattern: str,
-    shapes: Any,
-    lengths: Lengths,
-    variant: Any,
-    adapter: Backend,
-    arrays: Any,
-    arg: Any,
-) -> Any:
-    """`_replay_call` with symbolic sizes, or a size 0: replayed if recorded, else None."""
-    many = bool(shapes) and isinstance(shapes[0], tuple)
-    inputs = arrays if many else (arrays,)
-    dtypes = tuple([x.dtype for x in inputs])
-    family = adapter.name
-    masked = _masked(shapes)
-    if masked is None:  # plain sizes, one of them 0
-        program = _program(op.name, pattern, shapes, lengths, variant, family, dtypes, arg)
-        return None if program is None else replay(adapter, program, inputs)
-    sized = _sized_program(op.name, pattern, masked, lengths, variant, family, dtypes, arg)
-    return None if sized is None else replay_sized(adapter, sized, inputs)
 
 
 @constant_result
