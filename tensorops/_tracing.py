@@ -70,7 +70,6 @@ _PACKAGE = "tensorops"
 _IS_COMPILING: list[Callable[[], bool]] = []
 #: The replays under way (Dynamo still reports that it compiles while one runs).
 REPLAYING: list[str] = []
-_REPLAYING = REPLAYING
 
 
 def is_compiling() -> bool:
@@ -78,7 +77,7 @@ def is_compiling() -> bool:
 
     False while `raise_error` replays a call: that runs as eager code does.
     """
-    if _REPLAYING:
+    if REPLAYING:
         return False
     if not _IS_COMPILING:
         torch = sys.modules.get("torch")
@@ -95,14 +94,13 @@ def for_compiler() -> bool:
     it, or replayed to raise its error (`record`, `outside_trace`, `raise_error`):
     those run as eager code does, but are part of compiling, so nothing is shown.
     """
-    return bool(_REPLAYING) or is_compiling()
+    return bool(REPLAYING) or is_compiling()
 
 
 #: ``torch.compiler.is_dynamo_compiling`` once Dynamo is imported (empty before):
 #: Dynamo folds a call of it to True. `tensorops._dispatch.bound_plan` reads it and
 #: `REPLAYING` itself, one call less to trace than `is_dynamo_tracing`.
 IS_DYNAMO: list[Callable[[], bool]] = []
-_IS_DYNAMO = IS_DYNAMO
 
 
 def is_dynamo_tracing() -> bool:
@@ -110,18 +108,18 @@ def is_dynamo_tracing() -> bool:
 
     Then the caller's ``lru_cache`` is not consulted, so what it returns is not cached.
     """
-    if _REPLAYING:
+    if REPLAYING:
         return False
-    if not _IS_DYNAMO:
+    if not IS_DYNAMO:
         torch = sys.modules.get("torch")
         if torch is None:
             return False
         _find_compiler_checks(torch)
-    return _IS_DYNAMO[0]()
+    return IS_DYNAMO[0]()
 
 
 def _find_compiler_checks(torch: Any) -> None:
-    """Fill `_IS_COMPILING` and `_IS_DYNAMO` from ``torch.compiler``.
+    """Fill `_IS_COMPILING` and `IS_DYNAMO` from ``torch.compiler``.
 
     Done once Dynamo is imported (`_prepare_dynamo`): found inside a trace instead,
     Dynamo would trace ``sys.modules.get``, and wrapping ``sys.modules`` costs it
@@ -130,8 +128,8 @@ def _find_compiler_checks(torch: Any) -> None:
     compiler = torch.compiler
     if not _IS_COMPILING:
         _IS_COMPILING.append(compiler.is_compiling)
-    if not _IS_DYNAMO:
-        _IS_DYNAMO.append(getattr(compiler, "is_dynamo_compiling", compiler.is_compiling))
+    if not IS_DYNAMO:
+        IS_DYNAMO.append(getattr(compiler, "is_dynamo_compiling", compiler.is_compiling))
 
 
 def raise_error(error: TensorOpsError, replay: Replay | None = None) -> NoReturn:
@@ -237,7 +235,7 @@ def _replay(name: str, args: tuple[Any, ...]) -> NoReturn:
     error = TensorOpsError(
         "the call failed while torch.compile traced it; call it outside torch.compile to see why"
     )
-    _REPLAYING.append(name)  # the replay raises its errors as eager code does
+    REPLAYING.append(name)  # the replay raises its errors as eager code does
     try:
         if name in REPLAYS:
             REPLAYS[name](*_rebuild(args))
@@ -246,7 +244,7 @@ def _replay(name: str, args: tuple[Any, ...]) -> NoReturn:
     except FRAMEWORK_ERRORS as other:
         error = TensorOpsError(f"{type(other).__name__}: {other}")
     finally:
-        _REPLAYING.pop()
+        REPLAYING.pop()
     fields = TensorOpsError.__reduce__(error)[1][2]
     raise _passing(type(error))(error.reason, **fields) from None
 
@@ -297,13 +295,13 @@ def outside_trace(function: Callable[..., _T]) -> Callable[..., _T | None]:
 
     @constant_result
     def outside(*args: Any) -> _T | None:
-        _REPLAYING.append("outside")
+        REPLAYING.append("outside")
         try:
             return function(*args)
         except TensorOpsError:
             return None
         finally:
-            _REPLAYING.pop()
+            REPLAYING.pop()
 
     return outside
 
@@ -468,11 +466,11 @@ def record(
     """
     tape = _Tape(len(stand_ins))
     inputs = [_Recorded(x, tape, i) for i, x in enumerate(stand_ins)]
-    _REPLAYING.append("record")  # plans and errors as in eager code
+    REPLAYING.append("record")  # plans and errors as in eager code
     try:
         result = plan()(inputs if many else inputs[0], arg)
     finally:
-        _REPLAYING.pop()
+        REPLAYING.pop()
     if isinstance(result, list) and all(isinstance(item, _Recorded) for item in result):
         return tuple(tape.steps), tuple(item.index for item in result)  # unpack's pieces
     if not isinstance(result, _Recorded):

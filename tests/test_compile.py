@@ -250,8 +250,8 @@ def test_the_adapter_and_checks_are_ready_once_dynamo_is_imported(dynamo_first):
         + ([] if dynamo_first else [dynamo])
         + ["assert ADAPTERS[torch.Tensor] is ADAPTERS[torch.nn.Parameter], 'not registered'"]
         # and the compiler's checks are found: inside a trace that costs Dynamo sys.modules
-        + ["from tensorops._tracing import _IS_COMPILING, _IS_DYNAMO"]
-        + ["assert _IS_COMPILING and _IS_DYNAMO, 'checks not found'"]
+        + ["from tensorops._tracing import _IS_COMPILING, IS_DYNAMO"]
+        + ["assert _IS_COMPILING and IS_DYNAMO, 'checks not found'"]
     )
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=600
