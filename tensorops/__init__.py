@@ -9,6 +9,7 @@ Examples:
 
 from typing import Any
 
+from tensorops import _graph  # noqa: F401  (its stand-ins, registered with Dynamo on import)
 from tensorops._caches import cache_info as cache_info
 from tensorops._caches import clear_caches as clear_caches
 from tensorops._config import config as config

@@ -1,0 +1,219 @@
+"""The public ops under Dynamo as one graph node per call (tensorops/_graph.py).
+
+A call on tensors with plain sizes is one node of Dynamo's graph that runs the
+recorded calls; everything else is traced as the op's own code. Either way the
+result, the gradients and the errors are eager mode's.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+import torch
+import torch._dynamo
+
+import tensorops as tops
+from tensorops import _graph
+
+_NODES = {"_run", "_run_many"}
+
+
+def _targets(fn, *args):
+    """The call targets of Dynamo's graph of fn, by name (one graph, no break)."""
+    result = torch._dynamo.explain(fn)(*args)
+    assert result.graph_break_count == 0
+    return [
+        getattr(node.target, "__name__", str(node.target))
+        for graph in result.graphs
+        for node in graph.graph.nodes
+        if node.op in ("call_function", "call_method")
+    ]
+
+
+def _compiled(fn, *args, backend="eager", dynamic=None):
+    torch._dynamo.reset()
+    return torch.compile(fn, backend=backend, fullgraph=True, dynamic=dynamic)(*args)
+
+
+_X = torch.randn(2, 6, 4)
+_W = torch.randn(4, 5)
+_NODE_CALLS = {
+    "rearrange": (lambda x: tops.rearrange(x, "b (h d) c -> b h c d", h=3), (_X,)),
+    "rearrange-no-lengths": (lambda x: tops.rearrange(x, "b n c -> c b n"), (_X,)),
+    "repeat": (lambda x: tops.repeat(x, "b n c -> b n c r", r=2), (_X,)),
+    "reduce": (lambda x: tops.reduce(x, "b (n 2) c -> b c", "max"), (_X,)),
+    "reduce-repeat": (lambda x: tops.reduce(x, "b n c -> (b s) n c", "repeat", s=2), (_X,)),
+    "einsum-first": (lambda x, w: tops.einsum("bnc,ce->bne", x, w), (_X, _W)),
+    "einsum-last": (lambda x, w: tops.einsum(x, w, "b n c, c e -> b e n"), (_X, _W)),
+    "einsum-parameter": (
+        lambda x, w: tops.einsum(x, w, "b n c, c e -> b n e"),
+        (_X, torch.nn.Parameter(_W.clone())),
+    ),
+    "pack": (lambda x, w: tops.pack([x, w], "* e")[0], (_X[..., :4], _W[:, :4])),
+    "unpack": (lambda x: tops.unpack(x, [(2,), (4,)], "b * c"), (_X,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NODE_CALLS))
+def test_a_call_with_plain_sizes_is_one_node(name):
+    fn, args = _NODE_CALLS[name]
+    targets = _targets(fn, *args)
+    assert [t for t in targets if t in _NODES] == [targets[0]]
+    assert all(t in _NODES or t == "getitem" for t in targets)
+    expected = fn(*args)
+    for backend in ("eager", "aot_eager"):
+        torch.testing.assert_close(_compiled(fn, *args, backend=backend), expected)
+
+
+def test_pack_gives_its_shapes_as_constants():
+    a, b = torch.randn(2, 3), torch.randn(2, 4, 5)
+
+    def fn(a, b):
+        packed, shapes = tops.pack([a, b], "n *")
+        assert shapes == [(3,), (4, 5)]  # a constant in the trace: checked while tracing
+        return tops.unpack(packed * 2, shapes, "n *")
+
+    assert [t for t in _targets(fn, a, b) if t in _NODES] == ["_run_many", "_run"]
+    for got, want in zip(_compiled(fn, a, b), fn(a, b), strict=True):
+        torch.testing.assert_close(got, want)
+
+
+_TRACED_CALLS = {
+    "list-of-arrays": (lambda x: tops.rearrange([x, x], "s b n c -> b s n c"), (_X,)),
+    "pattern-keyword": (lambda x: tops.rearrange(x, pattern="b n c -> c b n"), (_X,)),
+    "tensor-keyword": (lambda x: tops.repeat(tensor=x, pattern="b n c -> b n c 2"), (_X,)),
+    "reduction-keyword": (lambda x: tops.reduce(x, "b n c -> b", reduction="sum"), (_X,)),
+    "reduction-callable": (
+        lambda x: tops.reduce(x, "b n c -> b c", lambda t, axes: t.sum(dim=axes)),
+        (_X,),
+    ),
+    "einsum-three-operands": (
+        lambda x, w: tops.einsum("bnc,ce,ef->bnf", x, w, w.T),
+        (_X, _W),
+    ),
+    "einsum-option": (lambda x, w: tops.einsum("bnc,ce->bne", x, w, strategy="greedy"), (_X, _W)),
+    "zero-size": (lambda x: tops.rearrange(x[:, :0], "b n c -> c b n"), (_X,)),
+    "length-from-a-size": (
+        lambda x: tops.rearrange(x, "b (h d) c -> b h d c", h=x.shape[0] + 1),
+        (_X,),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TRACED_CALLS))
+def test_other_calls_are_traced_as_before(name):
+    fn, args = _TRACED_CALLS[name]
+    expected = fn(*args)
+    torch.testing.assert_close(_compiled(fn, *args), expected)
+    if name != "length-from-a-size":  # a plain int when sizes are static: one node
+        assert not _NODES & set(_targets(fn, *args))
+
+
+def test_symbolic_sizes_are_traced_as_framework_calls():
+    fn, args = _NODE_CALLS["rearrange"]
+    x = args[0].clone()
+    torch._dynamo.mark_dynamic(x, 0)
+    targets = _targets(fn, x)
+    assert not _NODES & set(targets)
+    assert "permute" in targets
+    torch.testing.assert_close(_compiled(fn, x, dynamic=True), fn(x))
+
+
+def test_numpy_arrays_under_dynamo_stay_numpy_arrays():
+    a = np.arange(24.0).reshape(2, 3, 4)
+
+    def fn(a):
+        return tops.rearrange(a, "b n c -> c b n")
+
+    out = _compiled(fn, a)
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_array_equal(out, fn(a))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: tops.rearrange(x, "b (h d) c -> b h d c", h=4),
+        lambda x: tops.rearrange(x, "b n -> n b"),
+        lambda x: tops.reduce(x, "b n c -> b", "median"),
+        lambda x: tops.einsum("bnc,cd->bnd", x, x),
+        lambda x: tops.unpack(x, [(2,), (5,)], "b * c"),
+    ],
+)
+def test_errors_are_the_eager_errors(fn):
+    with pytest.raises(tops.TensorOpsError) as eager:
+        fn(_X)
+    with pytest.raises(tops.TensorOpsError) as compiled:
+        _compiled(fn, _X)
+    assert isinstance(compiled.value, type(eager.value))
+    assert str(compiled.value) == str(eager.value)
+
+
+def test_gradients_and_mutations_through_nodes():
+    def fn(x, w):
+        y = tops.rearrange(x, "b (h d) c -> b h d c", h=2)
+        z = tops.einsum(y, w, "b h d c, c e -> b h d e")
+        packed, shapes = tops.pack([z, x], "b *")
+        first, second = tops.unpack(packed, shapes, "b *")
+        return tops.reduce(first, "b h d e -> b", "mean").sum() + second.pow(2).sum()
+
+    x, w = torch.randn(2, 6, 4, requires_grad=True), torch.randn(4, 5, requires_grad=True)
+    fn(x, w).backward()
+    expected = (x.grad.clone(), w.grad.clone())
+    for backend in ("eager", "aot_eager"):
+        x.grad = w.grad = None
+        _compiled(fn, x, w, backend=backend).backward()
+        torch.testing.assert_close((x.grad, w.grad), expected)
+
+    def mutate(x):
+        view = tops.rearrange(x, "a b -> b a")  # a view of x, changed in place
+        view.add_(1)
+        return x * 2
+
+    a, b = torch.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4)
+    for backend in ("eager", "aot_eager"):
+        b = torch.arange(12.0).reshape(3, 4)
+        out = _compiled(mutate, b, backend=backend)
+        a = torch.arange(12.0).reshape(3, 4)
+        torch.testing.assert_close(out, mutate(a))
+        torch.testing.assert_close(b, a)
+
+
+def test_eager_calls_run_the_public_functions():
+    # the stand-ins are Dynamo's only: the public names are the functions themselves
+    assert tops.rearrange is _graph.rearrange
+    assert _graph._REDUCE is not tops.reduce
+    assert _graph._REDUCE.__code__ is tops.reduce.__code__
+    assert tops.rearrange.__module__ == "tensorops._ops"
+
+
+# Dynamo may be imported before tensorops, or only by the first torch.compile.
+_ORDERS = {
+    "dynamo-first": "import torch, torch._dynamo\nimport tensorops as tops\n",
+    "tensorops-first": "import tensorops as tops\nimport torch\n",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("order", sorted(_ORDERS))
+def test_stand_ins_are_registered_in_any_import_order(order):
+    script = _ORDERS[order] + (
+        "def f(x):\n"
+        "    return tops.rearrange(x, 'a (b c) -> c b a', c=2)\n"
+        "graph = torch._dynamo.explain(f)(torch.ones(3, 4)).graphs[0]\n"
+        "print(sorted({getattr(n.target, '__name__', '') for n in graph.graph.nodes}))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "'_run'" in result.stdout
