@@ -3,37 +3,39 @@
 torch.compile's Dynamo steps through the Python code it calls, bytecode by
 bytecode, and each step costs it tens of microseconds; each framework call it
 meets costs it a graph node and a run on fake tensors. Plain torch code pays the
-second cost only. For a call whose arrays are torch tensors with plain (not
-symbolic) sizes, nonzero, and whose axis lengths are plain ints, Dynamo traces
-instead of `rearrange`, `reduce`, `repeat`, `einsum`, `pack` and `unpack` these
-few lines::
+second cost only. In place of `rearrange`, `reduce`, `repeat`, `einsum`, `pack`,
+`unpack`, `softmax` and `log_softmax`, Dynamo traces a stand-in of a few lines::
 
-    name = _node("rearrange", pattern, x.shape, lengths, None, (x.dtype,), None)
-    if name is not None:
-        return _run(name, x)
+    if type(x) in _PLAIN:
+        name = _node("rearrange", pattern, x.shape, lengths, None, (x.dtype,))
+        if name is not None:
+            return _run(name, x)
+    return <the op's own code>
 
-``_node`` is a constant-result function (`tensorops._tracing.constant_result`):
-Dynamo runs it itself, outside the trace. It records the call's framework calls
-on stand-ins of the arrays, as `tensorops._dispatch` does for a traced call, and
-returns the name of the recorded calls written as a function
-(`tensorops._written`); None if the call cannot be recorded, because it is an
-error or needs a step that cannot be written. ``_run`` is allowed in the graph
-(``torch.compiler.allow_in_graph``): Dynamo puts one node calling it in the graph
-and runs it on fake tensors, without tracing its code; AOTAutograd and
-torch.export trace through it to the framework's operators, so inductor compiles
-the same operators as for a traced call and autograd differentiates them.
+``_node`` is constant-folded: when every argument is a constant (the sizes and
+lengths plain ints, the pattern a string) Dynamo calls it itself, outside the
+trace; otherwise it traces `_not_constant`, which gives None. ``_node`` records
+the call's framework calls on stand-ins of the arrays, as `tensorops._dispatch`
+does for a traced call, and returns the name of the recorded calls written as a
+function (`tensorops._written`); None if the call cannot be recorded (an error,
+a size 0, a callable reduction, a step that cannot be written). ``_run`` is
+allowed in the graph (``torch.compiler.allow_in_graph``): Dynamo puts one node
+calling it in the graph and runs it on fake tensors, without tracing its code;
+AOTAutograd and torch.export trace through it to the framework's operators, so
+inductor compiles the same operators as for a traced call and autograd
+differentiates them.
 
-Every other call — symbolic sizes (``dynamic=True``, ``mark_dynamic``, a
-shape seen a second time), lists of arrays, NumPy arrays under Dynamo, keywords
-such as ``pattern=``, einsum's options, errors — runs the op's own code, which
-Dynamo traces as before (`tensorops._dispatch`): errors are raised there as in
-eager mode, and symbolic sizes stay symbolic. The stand-ins are registered with
-Dynamo (``substitute_in_graph``) when it is imported (`tensorops._tracing`): eager
-calls run exactly their own code.
+Every other call (symbolic sizes from ``dynamic=True``, ``mark_dynamic`` or a
+second shape; lists of arrays; NumPy arrays under Dynamo; keywords such as
+``pattern=``; einsum's options; errors) runs the op's own code, which Dynamo
+traces as before (`tensorops._dispatch`): errors are raised there as in eager
+mode, and symbolic sizes stay symbolic. The stand-ins are registered with Dynamo
+(``substitute_in_graph``) when it is imported (`tensorops._tracing.ON_DYNAMO`):
+eager calls run exactly their own code.
 
-Each stand-in is a single function with the original's signature, without
-helpers: each frame Dynamo inlines costs capture time. This module imports no
-framework; the torch adapter's types are read when Dynamo is imported.
+Each stand-in is one frame without helpers: each frame Dynamo inlines costs
+capture time. This module imports no framework; torch's types are read when
+Dynamo is imported.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from tensorops._dispatch import Op, _written_program
 from tensorops._einsum import einsum
 from tensorops._ops import rearrange, reduce, repeat
 from tensorops._pack import _pack_program, _unpack_program, pack, unpack
+from tensorops._softmax import log_softmax, softmax
 from tensorops._tracing import ON_DYNAMO
 from tensorops._written import WRITTEN
 
@@ -134,11 +137,16 @@ def _run_many(name: str, arrays: Any) -> Any:
 
 #: Copies of rearrange and repeat, read by their stand-ins (`_on_one_array`) as a
 #: global: a function Dynamo reaches through a closure has no source, nor its defaults.
-_OWN = {"rearrange": _copy(rearrange), "repeat": _copy(repeat)}
+_OWN = {
+    "rearrange": _copy(rearrange),
+    "repeat": _copy(repeat),
+    "softmax": _copy(softmax),
+    "log_softmax": _copy(log_softmax),
+}
 
 
 def _on_one_array(op: str) -> Callable[..., Any]:
-    """The stand-in of rearrange or repeat (`op`)."""
+    """The stand-in of rearrange, repeat, softmax or log_softmax (`op`)."""
 
     def stand_in(x: Any = _ABSENT, pattern: Any = _ABSENT, /, **lengths: Any) -> Any:
         if type(x) in _PLAIN:
@@ -154,6 +162,7 @@ def _on_one_array(op: str) -> Callable[..., Any]:
 
 
 _rearrange, _repeat = _on_one_array("rearrange"), _on_one_array("repeat")
+_softmax, _log_softmax = _on_one_array("softmax"), _on_one_array("log_softmax")
 
 
 def _reduce(
@@ -237,6 +246,8 @@ def _unpack(tensor: Any, packed_shapes: Any, pattern: Any) -> Any:
 _STAND_INS = (
     (rearrange, _rearrange),
     (repeat, _repeat),
+    (softmax, _softmax),
+    (log_softmax, _log_softmax),
     (reduce, _reduce),
     (einsum, _einsum),
     (pack, _pack),

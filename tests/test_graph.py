@@ -217,3 +217,55 @@ def test_stand_ins_are_registered_in_any_import_order(order):
     )
     assert result.returncode == 0, result.stderr
     assert "'_run'" in result.stdout
+
+
+class _Attention(torch.nn.Module):
+    def forward(self, x, w):
+        y = tops.rearrange(x, "b (h d) -> b h d", h=2)
+        return tops.einsum(y, w, "b h d, d e -> b h e")
+
+
+def test_strict_export_traces_through_the_nodes():
+    x, w = torch.randn(3, 4), torch.randn(2, 5)
+    graphs = {}
+    for strict in (True, False):
+        program = torch.export.export(_Attention(), (x, w), strict=strict)
+        graphs[strict] = [str(n.target) for n in program.graph.nodes if n.op == "call_function"]
+        torch.testing.assert_close(program.module()(x, w), _Attention()(x, w))
+    assert graphs[True] == graphs[False]
+    assert "aten.matmul.default" in graphs[True]
+
+
+def test_nodes_inside_checkpoint_vmap_and_autocast():
+    x = torch.randn(3, 4, requires_grad=True)
+
+    def checkpointed(x):
+        def block(a):
+            return tops.reduce(tops.rearrange(a, "b (h d) -> b h d", h=2), "b h d -> b", "sum")
+
+        return torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False).sum()
+
+    _compiled(checkpointed, x, backend="aot_eager").backward()
+    torch.testing.assert_close(x.grad, torch.ones_like(x))
+
+    def mapped(x):
+        return torch.func.vmap(lambda row: tops.rearrange(row, "(h d) -> d h", h=2))(x)
+
+    torch.testing.assert_close(_compiled(mapped, x.detach(), backend="aot_eager"), mapped(x))
+
+    def autocast(x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return tops.einsum(x, x, "b i, b j -> i j")
+
+    out = _compiled(autocast, x.detach(), backend="aot_eager")
+    assert out.dtype == torch.bfloat16
+    torch.testing.assert_close(out, autocast(x.detach()))
+
+
+def test_softmax_is_one_node():
+    for fn in (
+        lambda x: tops.softmax(x, "b [n] c"),
+        lambda x: tops.log_softmax(x, "b [n c] -> b [c n]", c=4),
+    ):
+        assert [t for t in _targets(fn, _X) if t in _NODES] == ["_run"]
+        torch.testing.assert_close(_compiled(fn, _X, backend="aot_eager"), fn(_X))
