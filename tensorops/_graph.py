@@ -40,6 +40,7 @@ Dynamo is imported.
 
 from __future__ import annotations
 
+import importlib.metadata
 import sys
 import types
 from collections.abc import Callable
@@ -255,6 +256,13 @@ _STAND_INS = (
 )
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("tensorops")
+    except importlib.metadata.PackageNotFoundError:  # a source tree without install
+        return "unknown"
+
+
 def install() -> None:
     """Register the stand-ins with Dynamo: run once it is imported (`ON_DYNAMO`)."""
     global _PLAIN
@@ -268,6 +276,14 @@ def install() -> None:
     _PLAIN = (tensor, parameter)
     allow(_run)
     allow(_run_many)
+    # A graph with `_run` nodes may be cached across processes (AOTAutograd's cache,
+    # else bypassed): a name is one written function in every process (`written`),
+    # and the key changes with the version, as the written code may.
+    cacheable = getattr(getattr(torch, "_inductor", None), "config", None)
+    marked = getattr(cacheable, "unsafe_marked_cacheable_functions", None)
+    if isinstance(marked, dict):
+        for run in (_run, _run_many):
+            marked[f"{run.__module__}.{run.__name__}"] = f"tensorops {_version()}"
     for node in (_node, _pack_node, _unpack_node):
         substitute(node, can_constant_fold_through=True, skip_signature_check=True)(_not_constant)
     for original, stand_in in _STAND_INS:

@@ -26,6 +26,7 @@ its call replays as before. This module imports no framework.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import types
 from collections.abc import Callable
@@ -53,7 +54,11 @@ def written(adapter: Any, program: Any, inputs: int, many: bool) -> str | None:
     key = (type(adapter), text)
     name = _NAMES.get(key)
     if name is None:
-        name = _NAMES[key] = f"call{len(_NAMES)}"
+        # named by its content: one name is one function in every process, so a graph
+        # that names it can be cached across processes (`tensorops._graph`)
+        kind = f"{type(adapter).__module__}.{type(adapter).__qualname__}"
+        digest = hashlib.sha256(f"{kind}\n{text}".encode()).hexdigest()[:24]
+        name = _NAMES[key] = f"call_{digest}"
         names = dict(getattr(adapter, "INLINE_NAMES", {}))
         namespace: dict[str, Callable[..., Any]] = {}
         exec(compile(text, f"<tensorops recorded {name}>", "exec"), names, namespace)

@@ -7,6 +7,7 @@ result, the gradients and the errors are eager mode's.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -269,3 +270,30 @@ def test_softmax_is_one_node():
     ):
         assert [t for t in _targets(fn, _X) if t in _NODES] == ["_run"]
         torch.testing.assert_close(_compiled(fn, _X, backend="aot_eager"), fn(_X))
+
+
+@pytest.mark.slow
+def test_graphs_with_nodes_are_cached_across_processes(tmp_path):
+    # the written functions are named by their content, and the nodes marked cacheable:
+    # a second process loads AOTAutograd's compiled graph instead of compiling it again
+    script = (
+        "import torch, tensorops as tops\n"
+        "from torch._dynamo.utils import counters\n"
+        "def f(x, w):\n"
+        "    y = tops.rearrange(x, 'b (h d) -> b h d', h=2)\n"
+        "    return tops.einsum(y, w, 'b h d, d e -> b h e').relu()\n"
+        "x, w = torch.randn(3, 4, requires_grad=True), torch.randn(2, 5)\n"
+        "torch.compile(f)(x, w).sum().backward()\n"
+        "print(sorted(counters['aot_autograd']))\n"
+    )
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path)}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
+        )
+        for _ in range(2)
+    ]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    assert "autograd_cache_saved" in runs[0].stdout
+    assert "autograd_cache_hit" in runs[1].stdout

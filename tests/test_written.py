@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import pytest
@@ -40,6 +41,14 @@ def test_a_rearrange_is_written_as_its_tensor_methods() -> None:
     # the same program, from any call site: one function
     again = _written_program(REARRANGE, args[0], (2, 6), (("b", 3),), None, ADAPTER, (F32,), None)
     assert again == (name, None)
+    # named by the adapter and the source, not by the order of writing: the same in
+    # every process (a compiled graph naming it may be cached, see tensorops._graph)
+    kind = "tensorops._backends._torch.TorchBackend"
+    text = source(ADAPTER, program, 1, False)
+    assert name == "call_" + hashlib.sha256(f"{kind}\n{text}".encode()).hexdigest()[:24]
+    other = _written_program(REARRANGE, "a b -> b a", (2, 6), (), None, ADAPTER, (F32,), None)
+    assert other[0] is not None
+    assert other[0] != name
 
 
 def test_a_reduction_the_adapter_names_is_a_tensor_method_others_call_the_adapter() -> None:
