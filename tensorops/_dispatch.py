@@ -97,9 +97,13 @@ class Op:
         example: a correct call, shown when the pattern is not a str.
         prepare: what the slow path does to the arguments before it looks at them
             (`stack_lists`; einsum makes Python numbers arrays), or None.
+        shared: for an op on several arrays whose sizes must agree (einsum's axes
+            of one name): ``(pattern, masked shapes, variant)`` gives the positions
+            ``(array, dimension)`` of the symbolic sizes that are one size, as
+            groups; None if it cannot tell (see `tensorops._sized`).
     """
 
-    __slots__ = ("example", "name", "plan", "prepare")
+    __slots__ = ("example", "name", "plan", "prepare", "shared")
 
     #: Every op by name, for replaying a failed call (see `tensorops._tracing.raise_error`).
     by_name: ClassVar[dict[str, Op]] = {}
@@ -110,11 +114,13 @@ class Op:
         plan: Planner,
         example: str,
         prepare: Callable[[Op, tuple[Any, ...]], tuple[Any, ...]] | None = None,
+        shared: Callable[[str, Any, Any], Any] | None = None,
     ) -> None:
         self.name = name
         self.plan = plan
         self.example = example
         self.prepare = prepare
+        self.shared = shared
         Op.by_name[name] = self
 
     def __repr__(self) -> str:
@@ -324,7 +330,11 @@ def _sized_program(
     def record_at(shapes: Any) -> Program | None:
         return _recorded((name, pattern, shapes, lengths, variant, family), dtypes, arg, many)
 
-    return generalize(record_at, masked, many, lengths)
+    shared = Op.by_name[name].shared
+    groups = () if shared is None or not many else shared(pattern, masked, variant)
+    if groups is None:
+        return None
+    return generalize(record_at, masked, many, lengths, groups)
 
 
 #: One recording adapter per family name.

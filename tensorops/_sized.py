@@ -55,8 +55,14 @@ class SizeRef(NamedTuple):
 
 
 #: Steps (each with a last field: its holes, see `_holes`), the index of the result
-#: among the arrays, and the sizes.
-SizedProgram = tuple[tuple[tuple[Any, ...], ...], int, tuple[Size, ...]]
+#: among the arrays, the sizes, and the pairs of positions ``((i, d), (j, e))`` whose
+#: symbolic sizes the program takes to be one (checked before it is replayed).
+SizedProgram = tuple[
+    tuple[tuple[Any, ...], ...],
+    int,
+    tuple[Size, ...],
+    tuple[tuple[tuple[int, int], tuple[int, int]], ...],
+]
 
 
 class _MismatchError(Exception):
@@ -64,7 +70,11 @@ class _MismatchError(Exception):
 
 
 def generalize(
-    record_at: Callable[[Any], Any], masked: Any, many: bool, lengths: tuple[tuple[str, Any], ...]
+    record_at: Callable[[Any], Any],
+    masked: Any,
+    many: bool,
+    lengths: tuple[tuple[str, Any], ...],
+    groups: Any = (),
 ) -> SizedProgram | None:
     """The program of a call whose symbolic sizes are None in `masked`; None if there is none.
 
@@ -74,6 +84,9 @@ def generalize(
         masked: the shape(s), a symbolic size as None.
         many: whether `masked` is a tuple of shapes.
         lengths: the call's lengths (plain ints): the unit is divisible by each.
+        groups: positions ``(array, dimension)`` of symbolic sizes that the call
+            takes to be one size (einsum's axes of one name): each group is recorded
+            with one stand-in size, and `replay_sized` checks that they are equal.
 
     Examples:
         >>> program = ((("reshape", None, (None, 60 * 61 // 2, 2), ((0, 0),), False),), 1)
@@ -83,14 +96,18 @@ def generalize(
         (Size(num=1, den=2, factors=((0, 0, 1),)),)
     """
     shapes = masked if many else (masked,)
-    symbols = [(i, d) for i, shape in enumerate(shapes) for d, n in enumerate(shape) if n is None]
+    positions = [(i, d) for i, shape in enumerate(shapes) for d, n in enumerate(shape) if n is None]
+    first = {p: group[0] for group in groups for p in group}  # each position's representative
+    symbols = [p for p in positions if first.get(p, p) == p]
+    slot = [symbols.index(first.get(p, p)) for p in positions]  # each position's symbol
+    equal = tuple((p, first[p]) for p in positions if first.get(p, p) != p)
     if not symbols or len(symbols) > _SYMBOLS:
         return None
     lcm = math.lcm(_UNITS[0], *[n for _, n in lengths if type(n) is int and n > 0])
     for unit in (lcm, *_UNITS) if lcm <= _MAX_UNIT else _UNITS:
         primes = [p for p in _PRIMES if unit % p][: 2 * _SYMBOLS]
         sets = (primes[:_SYMBOLS], primes[_SYMBOLS:])
-        filled = [_fill_shapes(shapes, [unit * p for p in chosen]) for chosen in sets]
+        filled = [_fill_shapes(shapes, [unit * chosen[k] for k in slot]) for chosen in sets]
         if all(math.prod(shape) <= _MAX_NUMEL for shape in filled[1]):
             break
     else:
@@ -99,9 +116,10 @@ def generalize(
     if programs[0] is None or programs[1] is None:
         return None
     try:
-        return _Merge(symbols, unit, sets).programs(programs[0], programs[1])
+        steps, result, sizes = _Merge(symbols, unit, sets).programs(programs[0], programs[1])
     except _MismatchError:
         return None
+    return steps, result, sizes, equal
 
 
 def _fill_shapes(shapes: Any, values: list[int]) -> tuple[tuple[int, ...], ...]:
@@ -121,7 +139,7 @@ class _Merge:
         self.sizes = [[unit * p for p in chosen] for chosen in self.primes]
         self.found: list[Size] = []
 
-    def programs(self, a: Any, b: Any) -> SizedProgram:
+    def programs(self, a: Any, b: Any) -> tuple[Any, int, tuple[Size, ...]]:
         (steps_a, result_a), (steps_b, result_b) = a, b
         if result_a != result_b or len(steps_a) != len(steps_b):
             raise _MismatchError
@@ -216,8 +234,12 @@ def replay_sized(adapter: Any, program: SizedProgram, arrays: Any) -> Any:
     """Make the calls of `program` on `arrays` with `adapter`; None where a size does not divide.
 
     The sizes are evaluated first, on the arrays' (symbolic) sizes; a size that is not
-    a whole number makes the call fail as eager code does, in the caller's plan.
+    a whole number, or sizes taken to be one that differ, make the call fail as eager
+    code does, in the caller's plan.
     """
+    for (i, d), (j, e) in program[3]:  # one symbol: no guard; two: the one torch adds
+        if arrays[i].shape[d] != arrays[j].shape[e]:
+            return None
     values = []
     for num, den, factors in program[2]:
         value = num

@@ -701,10 +701,11 @@ def test_a_symbolic_size_is_recorded_as_a_product_of_input_sizes():
     from tensorops._dispatch import _sized_program
     from tensorops._sized import Size
 
-    steps, result, sizes = _sized_program(
+    steps, result, sizes, equal = _sized_program(
         "rearrange", "b (n k) c -> b n (k c)", (None, None, 3), (("k", 2),), None, "torch",
         (torch.float32,), None,
     )  # fmt: skip
+    assert equal == ()
     assert [step[0] for step in steps] == ["reshape", "reshape"]
     assert result == 2
     # b, and n = (n k) // 2: where they go in each reshape's target
@@ -719,6 +720,31 @@ def test_a_symbolic_size_is_recorded_as_a_product_of_input_sizes():
     assert _sized_program("rearrange", "(a b) c -> a b c", *args) is None
 
 
+def test_einsum_axes_of_one_name_are_one_symbolic_size():
+    from tensorops._config import config
+    from tensorops._dispatch import _sized_program
+
+    masked = ((None, 3, None), (None, None, 5))  # b i j, b j k: b and j symbolic in both
+    args = ((), (config.current(), True), "torch", (torch.float32,) * 2, None)
+    sized = _sized_program("einsum", "b i j, b j k -> b i k", masked, *args)
+    assert sized is not None
+    assert sized[3] == (((1, 0), (0, 0)), ((1, 1), (0, 2)))  # checked equal before replaying
+    # one symbol per axis: recompiling for new sizes is what torch.einsum does
+    counter = CompileCounter()
+    compiled = torch.compile(
+        lambda a, b: tops.einsum(a, b, "b i j, b j k -> b i k"),
+        backend=counter,
+        dynamic=True,
+        fullgraph=True,
+    )
+    for b, i, j, k in [(2, 3, 4, 5), (3, 5, 2, 7), (4, 4, 4, 4)]:
+        a, w = torch.randn(b, i, j), torch.randn(b, j, k)
+        torch.testing.assert_close(compiled(a, w), torch.einsum("bij,bjk->bik", a, w))
+    assert counter.frame_count == 1
+    with pytest.raises(tops.ShapeError, match="axis 'b' has length 2 in operand 0"):
+        compiled(torch.randn(2, 3, 4), torch.randn(3, 4, 5))
+
+
 def test_errors_with_symbolic_sizes_are_the_eager_errors():
     x = torch.randn(3, 7, 8)
     with pytest.raises(tops.TensorOpsError) as eager:
@@ -731,7 +757,7 @@ def test_errors_with_symbolic_sizes_are_the_eager_errors():
     assert isinstance(traced.value, type(eager.value))
 
 
-@pytest.mark.parametrize("name", ["rearrange", "repeat", "reduce"])
+@pytest.mark.parametrize("name", ["rearrange", "repeat", "reduce", "einsum"])
 def test_dynamo_traces_few_instructions_with_symbolic_sizes(name, monkeypatch):
     from torch._dynamo import symbolic_convert
 
