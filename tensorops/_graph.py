@@ -273,6 +273,12 @@ def install() -> None:
         return  # done, or a torch without them: every call is traced as before
     tensor, parameter = torch.Tensor, torch.nn.Parameter  # type: ignore[union-attr]
     _TORCH.append(ADAPTERS[tensor])
+    try:
+        for node in (_node, _pack_node, _unpack_node):
+            fold = substitute(node, can_constant_fold_through=True, skip_signature_check=True)
+            fold(_not_constant)
+    except TypeError:  # a torch whose substitute_in_graph cannot fold: traced as before
+        return
     _PLAIN = (tensor, parameter)
     allow(_run)
     allow(_run_many)
@@ -284,8 +290,6 @@ def install() -> None:
     if isinstance(marked, dict):
         for run in (_run, _run_many):
             marked[f"{run.__module__}.{run.__name__}"] = f"tensorops {_version()}"
-    for node in (_node, _pack_node, _unpack_node):
-        substitute(node, can_constant_fold_through=True, skip_signature_check=True)(_not_constant)
     for original, stand_in in _STAND_INS:
         substitute(original, skip_signature_check=True)(stand_in)
 
