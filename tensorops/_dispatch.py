@@ -198,36 +198,23 @@ def _replay_call(
     """
     if arg is None or type(arg) is str:
         many = bool(shapes) and isinstance(shapes[0], tuple)
-        if many:
-            dtypes: tuple[Any, ...] = ()
-            for x in arrays:  # loops, not comprehensions: each frame Dynamo inlines costs
-                count = x.numel()
-                if count.__class__ is not int or count == 0:
-                    break
-                dtypes += (x.dtype,)
-            else:
-                name, program = _written_program(
-                    op, pattern, shapes, lengths, variant, adapter, dtypes, arg
-                )
-                if name is not None:
-                    return getattr(WRITTEN, name)(adapter, arrays)
-                if program is not None:
-                    return replay(adapter, program, arrays)
-                return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
-        else:  # one array: no loop, no tuple to build (fewer instructions to trace)
-            count = arrays.numel()
-            if count.__class__ is int and count != 0:
-                dtypes = (arrays.dtype,)
-                name, program = _written_program(
-                    op, pattern, shapes, lengths, variant, adapter, dtypes, arg
-                )
-                if name is not None:
-                    return getattr(WRITTEN, name)(adapter, arrays)
-                if program is not None:
-                    return replay(adapter, program, (arrays,))
-                return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
-        # symbolic sizes, or a size 0
         inputs = arrays if many else (arrays,)
+        dtypes: tuple[Any, ...] = ()
+        for x in inputs:  # loops, not comprehensions: each frame Dynamo inlines costs
+            count = x.numel()
+            if count.__class__ is not int or count == 0:
+                break
+            dtypes += (x.dtype,)
+        else:  # every size plain
+            name, program = _written_program(
+                op, pattern, shapes, lengths, variant, adapter, dtypes, arg
+            )
+            if name is not None:
+                return getattr(WRITTEN, name)(adapter, arrays)
+            if program is not None:
+                return replay(adapter, program, inputs)
+            return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
+        # symbolic sizes, or a size 0
         dtypes = tuple([x.dtype for x in inputs])
         family = adapter.name
         masked = _masked(shapes)
