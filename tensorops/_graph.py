@@ -126,17 +126,15 @@ def _not_constant(*args: Any) -> None:
     return None
 
 
-def _run(name: str, x: Any) -> Any:
-    """Make the calls written as `name` on `x`: a node of the graph (allowed in it)."""
-    return getattr(WRITTEN, name)(_TORCH[0], x)
+def _run(name: str, arrays: Any) -> Any:
+    """Make the calls written as `name` on `arrays`: a node of the graph (allowed in it).
 
-
-def _run_many(name: str, arrays: Any) -> Any:
-    """`_run` for the ops on several arrays (einsum, pack)."""
+    One array, or a sequence of them for einsum and pack, as the written function takes.
+    """
     return getattr(WRITTEN, name)(_TORCH[0], arrays)
 
 
-#: Copies of rearrange and repeat, read by their stand-ins (`_on_one_array`) as a
+#: Copies of the ops on one array, read by their stand-ins (`_on_one_array`) as a
 #: global: a function Dynamo reaches through a closure has no source, nor its defaults.
 _OWN = {
     "rearrange": _copy(rearrange),
@@ -187,7 +185,7 @@ def _einsum(*args: Any, **keywords: Any) -> Any:
         if type(x) in _PLAIN and type(y) in _PLAIN:
             name = _node("einsum", first, (x.shape, y.shape), None, spaced, (x.dtype, y.dtype))
             if name is not None:
-                return _run_many(name, (x, y))
+                return _run(name, (x, y))
     return _EINSUM(*args, **keywords)
 
 
@@ -232,7 +230,7 @@ def _pack(tensors: Any, pattern: Any) -> Any:
         else:
             made = _pack_node(pattern, shapes, dtypes)
             if made is not None:
-                return _run_many(made[0], tensors), list(made[1])
+                return _run(made[0], tensors), list(made[1])
     return _PACK(tensors, pattern)
 
 
@@ -281,15 +279,13 @@ def install() -> None:
         return
     _PLAIN = (tensor, parameter)
     allow(_run)
-    allow(_run_many)
     # A graph with `_run` nodes may be cached across processes (AOTAutograd's cache,
     # else bypassed): a name is one written function in every process (`written`),
     # and the key changes with the version, as the written code may.
     cacheable = getattr(getattr(torch, "_inductor", None), "config", None)
     marked = getattr(cacheable, "unsafe_marked_cacheable_functions", None)
     if isinstance(marked, dict):
-        for run in (_run, _run_many):
-            marked[f"{run.__module__}.{run.__name__}"] = f"tensorops {_version()}"
+        marked[f"{_run.__module__}.{_run.__name__}"] = f"tensorops {_version()}"
     for original, stand_in in _STAND_INS:
         substitute(original, skip_signature_check=True)(stand_in)
 

@@ -22,7 +22,7 @@ import torch._dynamo
 import tensorops as tops
 from tensorops import _graph
 
-_NODES = {"_run", "_run_many"}
+_NODES = {"_run"}
 
 
 def _targets(fn, *args):
@@ -80,7 +80,7 @@ def test_pack_gives_its_shapes_as_constants():
         assert shapes == [(3,), (4, 5)]  # a constant in the trace: checked while tracing
         return tops.unpack(packed * 2, shapes, "n *")
 
-    assert [t for t in _targets(fn, a, b) if t in _NODES] == ["_run_many", "_run"]
+    assert [t for t in _targets(fn, a, b) if t in _NODES] == ["_run", "_run"]
     for got, want in zip(_compiled(fn, a, b), fn(a, b), strict=True):
         torch.testing.assert_close(got, want)
 
