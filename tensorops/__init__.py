@@ -9,9 +9,10 @@ Examples:
 
 from typing import Any
 
-from tensorops import _graph  # noqa: F401  (its stand-ins, registered with Dynamo on import)
 from tensorops._caches import cache_info as cache_info
 from tensorops._caches import clear_caches as clear_caches
+from tensorops._compile import install as _install_compile
+from tensorops._compile import stand_ins as _stand_ins  # noqa: F401  (registered with Dynamo)
 from tensorops._config import config as config
 from tensorops._convert import asnumpy as asnumpy
 from tensorops._convert import convert as convert
@@ -38,7 +39,6 @@ from tensorops._pack import parse_shape as parse_shape
 from tensorops._pack import unpack as unpack
 from tensorops._softmax import log_softmax as log_softmax
 from tensorops._softmax import softmax as softmax
-from tensorops._tracing import install as _install_tracing
 
 
 def __getattr__(name: str) -> Any:
@@ -58,8 +58,8 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-# Every module with a cache is loaded now; make them known to torch.compile.
-_install_tracing()
+# Every module is loaded now: prepare them for torch.compile (once Dynamo is imported).
+_install_compile()
 
 
 __all__ = [

@@ -26,13 +26,13 @@ import numpy as np
 import numpy.typing as npt
 
 from tensorops._backends import ArrayApiBackend, backend_for_namespace, get_backend, import_torch
+from tensorops._compile import raise_error
 from tensorops._errors import (
     ArgumentError,
     BackendError,
     TensorOpsError,
     describe_inputs,
 )
-from tensorops._tracing import raise_error
 from tensorops._types import Backend
 
 __all__ = ["asnumpy", "convert"]

@@ -24,7 +24,7 @@ as it is (the reduction itself).
 
 The slow path builds the error context once: the op, the pattern, a line per
 input and the lengths, added with `TensorOpsError.with_context` and
-raised through `tensorops._tracing.raise_error`, so that it reaches the
+raised through `tensorops._compile.raise_error`, so that it reaches the
 user unchanged from inside torch.compile too. A framework's own complaint while
 the calls run becomes a `BackendError` with the same context; nothing is
 run twice.
@@ -36,7 +36,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, NoReturn
 
-from tensorops._backends import ADAPTERS, backend_for_name, get_backend
+from tensorops._backends import ADAPTERS, get_backend
+from tensorops._compile import Replay, is_compiling, raise_error, replayable
 from tensorops._errors import (
     FAST_PATH_MISSES,
     FRAMEWORK_ERRORS,
@@ -47,23 +48,7 @@ from tensorops._errors import (
     describe_inputs,
     not_a_pattern,
 )
-from tensorops._sized import SizedProgram, generalize, replay_sized
-from tensorops._tracing import (
-    IS_DYNAMO,
-    REPLAYING,
-    STAND_INS,
-    Program,
-    Recorder,
-    Replay,
-    constant_result,
-    is_compiling,
-    raise_error,
-    record,
-    replay,
-    replayable,
-)
 from tensorops._types import Backend, Executor
-from tensorops._written import WRITTEN, written
 
 __all__ = [
     "PLAN_CACHE_SIZE",
@@ -74,7 +59,6 @@ __all__ = [
     "family_of",
     "in_context",
     "keyword_arguments",
-    "recorder_for",
     "stack_lists",
 ]
 
@@ -97,15 +81,11 @@ class Op:
         example: a correct call, shown when the pattern is not a str.
         prepare: what the slow path does to the arguments before it looks at them
             (`stack_lists`; einsum makes Python numbers arrays), or None.
-        shared: for an op on several arrays whose sizes must agree (einsum's axes
-            of one name): ``(pattern, masked shapes, variant)`` gives the positions
-            ``(array, dimension)`` of the symbolic sizes that are one size, as
-            groups; None if it cannot tell (see `tensorops._sized`).
     """
 
-    __slots__ = ("example", "name", "plan", "prepare", "shared")
+    __slots__ = ("example", "name", "plan", "prepare")
 
-    #: Every op by name, for replaying a failed call (see `tensorops._tracing.raise_error`).
+    #: Every op by name, for replaying a failed call (see `tensorops._compile.raise_error`).
     by_name: ClassVar[dict[str, Op]] = {}
 
     def __init__(
@@ -114,13 +94,11 @@ class Op:
         plan: Planner,
         example: str,
         prepare: Callable[[Op, tuple[Any, ...]], tuple[Any, ...]] | None = None,
-        shared: Callable[[str, Any, Any], Any] | None = None,
     ) -> None:
         self.name = name
         self.plan = plan
         self.example = example
         self.prepare = prepare
-        self.shared = shared
         Op.by_name[name] = self
 
     def __repr__(self) -> str:
@@ -133,207 +111,12 @@ def bound_plan(
 ) -> Executor:
     """The executor of `op` for these arguments; cached (a hit is one dictionary lookup).
 
-    Dynamo traces this body on every call (it does not consult the cache): with plain
-    sizes the executor it traces replays the calls `_program` recorded. Not under
-    torch.export's non-strict tracing, which runs natively and would cache the replay.
+    Sizes that cannot be hashed (symbolic sizes while torch.compile runs a call on fake
+    tensors) miss the cache with a ``TypeError``: the slow path plans them afresh.
     """
-    if (  # `is_dynamo_tracing`, inline: the body runs eagerly only on a cache miss
-        IS_DYNAMO and not REPLAYING and IS_DYNAMO[0]() and adapter.name in STAND_INS
-    ):
-        # A symbolic length is planned in the trace. ``n.__class__``, not ``type(n)``:
-        # Dynamo gives ``int`` as the type of a symbolic size, and its class as
-        # ``SymInt``. Loops, not ``all()`` or comprehensions: each frame Dynamo
-        # inlines costs capture time.
-        for _, n in lengths:
-            if n.__class__ is not int:
-                break
-        else:
-            return functools.partial(_replay_call, op, pattern, shapes, lengths, variant, adapter)
     if adapter.traced(shapes):
         raise KeyError("recorded sizes: planned by the slow path from plain ones")
     return op.plan(pattern, shapes, lengths, variant, adapter)
-
-
-def _masked(shapes: Any) -> Any:
-    """The sizes (one shape or a tuple of shapes), each symbolic size None; None if none is.
-
-    See `tensorops._sized`, and `bound_plan` for ``n.__class__``. The first loop,
-    all that plain sizes cost, is the shortest Dynamo can step through.
-    """
-    for n in shapes:
-        if n.__class__ is not int:
-            if not isinstance(n, tuple):  # torch.Size too
-                break
-            for m in n:
-                if m.__class__ is not int:
-                    return tuple([_masked_shape(s) for s in shapes])
-    else:
-        return None
-    return _masked_shape(shapes)
-
-
-def _masked_shape(shape: Any) -> tuple[int | None, ...]:
-    return tuple([n if n.__class__ is int else None for n in shape])
-
-
-def _replay_call(
-    op: Op,
-    pattern: str,
-    shapes: Any,
-    lengths: Lengths,
-    variant: Any,
-    adapter: Backend,
-    arrays: Any,
-    arg: Any,
-) -> Any:
-    """The executor Dynamo traces: the calls `_written_program` recorded, made on the arrays.
-
-    With plain sizes (``numel`` is a plain int exactly then, or when a size is 0),
-    the recorded calls written as a function (`tensorops._written`), which Dynamo
-    inlines: a line per call; or replayed, where the program cannot be written.
-    With symbolic sizes (`_masked`), the calls `_sized_program` recorded, their
-    sizes expressed in the arrays' sizes. A call neither can record (a function for
-    reduction, ``out=``, an error, a plan that depends on a symbolic size's value)
-    runs the plan made here, as every call did before recording: traced line by line.
-    """
-    if arg is None or type(arg) is str:
-        many = bool(shapes) and isinstance(shapes[0], tuple)
-        inputs = arrays if many else (arrays,)
-        dtypes: tuple[Any, ...] = ()
-        for x in inputs:  # loops, not comprehensions: each frame Dynamo inlines costs
-            count = x.numel()
-            if count.__class__ is not int or count == 0:
-                break
-            dtypes += (x.dtype,)
-        else:  # every size plain
-            name, program = _written_program(
-                op, pattern, shapes, lengths, variant, adapter, dtypes, arg
-            )
-            if name is not None:
-                return getattr(WRITTEN, name)(adapter, arrays)
-            if program is not None:
-                return replay(adapter, program, inputs)
-            return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
-        # symbolic sizes, or a size 0
-        dtypes = tuple([x.dtype for x in inputs])
-        family = adapter.name
-        masked = _masked(shapes)
-        if masked is None:  # plain sizes, one of them 0
-            program = _program(op.name, pattern, shapes, lengths, variant, family, dtypes, arg)
-            if program is not None:
-                return replay(adapter, program, inputs)
-        else:
-            sized = _sized_program(op.name, pattern, masked, lengths, variant, family, dtypes, arg)
-            if sized is not None:
-                result = replay_sized(adapter, sized, inputs)
-                if result is not None:
-                    return result
-    return op.plan(pattern, shapes, lengths, variant, adapter)(arrays, arg)
-
-
-@constant_result
-def _written_program(
-    op: Op,
-    pattern: str,
-    shapes: Any,
-    lengths: Lengths,
-    variant: Any,
-    adapter: Backend,
-    dtypes: tuple[Any, ...],
-    arg: str | None,
-) -> tuple[str | None, Program | None]:
-    """The name in `WRITTEN` of the function making the calls `_program` records.
-
-    Its first item, or None where the program cannot be written (`tensorops._written`):
-    then the program itself, which the caller replays. (None, None) where the call
-    cannot be recorded: the caller plans it in the trace, as eager code does, and so
-    raises its error. A pair, not one or the other: Dynamo cannot ask a constant's type.
-    """
-    many = bool(shapes) and isinstance(shapes[0], tuple)
-    shapes = tuple(tuple(s) for s in shapes) if many else tuple(shapes)
-    call = (op.name, pattern, shapes, lengths, variant, adapter.name)
-    program = _recorded(call, dtypes, arg, many)
-    if program is None:
-        return None, None
-    name = written(adapter, program, len(dtypes), many)
-    return (name, None) if name is not None else (None, program)
-
-
-@constant_result
-def _program(
-    name: str,
-    pattern: str,
-    shapes: Any,
-    lengths: Lengths,
-    variant: Any,
-    family: str,
-    dtypes: tuple[Any, ...],
-    arg: str | None,
-) -> Program | None:
-    """The framework calls of a call, recorded on stand-ins; None if they cannot be.
-
-    Dynamo runs this itself (`constant_result`) and traces only the replay. Its
-    arguments are plain data, so every call site of one pattern and shape shares a
-    recording.
-    """
-    many = bool(shapes) and isinstance(shapes[0], tuple)
-    shapes = tuple(tuple(s) for s in shapes) if many else tuple(shapes)
-    return _recorded((name, pattern, shapes, lengths, variant, family), dtypes, arg, many)
-
-
-@functools.lru_cache(maxsize=PLAN_CACHE_SIZE)
-def _recorded(
-    call: tuple[str, str, Any, Lengths, Any, str], dtypes: tuple[Any, ...], arg: Any, many: bool
-) -> Program | None:
-    """`_program`, cached: `call` is the op's name, pattern, shapes, lengths, variant, family."""
-    name, pattern, shapes, lengths, variant, family = call
-    op, recorder = Op.by_name[name], recorder_for(family)
-    stand_in = STAND_INS[family]
-    inputs = [
-        stand_in(s, str(d)) for s, d in zip(shapes if many else (shapes,), dtypes, strict=True)
-    ]
-    try:
-        return record(
-            lambda: bound_plan(op, pattern, shapes, lengths, variant, recorder), inputs, arg, many
-        )
-    except Exception:  # an error, or a step not made by the adapter: traced as before
-        return None
-
-
-@constant_result
-def _sized_program(
-    name: str,
-    pattern: str,
-    masked: Any,
-    lengths: Lengths,
-    variant: Any,
-    family: str,
-    dtypes: tuple[Any, ...],
-    arg: str | None,
-) -> SizedProgram | None:
-    """`_program` for shapes with symbolic sizes (None in `masked`): see `tensorops._sized`."""
-    many = bool(masked) and isinstance(masked[0], tuple)
-
-    def record_at(shapes: Any) -> Program | None:
-        return _recorded((name, pattern, shapes, lengths, variant, family), dtypes, arg, many)
-
-    shared = Op.by_name[name].shared
-    groups = () if shared is None or not many else shared(pattern, masked, variant)
-    if groups is None:
-        return None
-    return generalize(record_at, masked, many, lengths, groups)
-
-
-#: One recording adapter per family name.
-_RECORDERS: dict[str, Recorder] = {}
-
-
-def recorder_for(family: str) -> Recorder:
-    """The recording adapter of the family named `family` (see `tensorops._tracing.Recorder`)."""
-    recorder = _RECORDERS.get(family)
-    if recorder is None:
-        recorder = _RECORDERS[family] = Recorder(backend_for_name(family))
-    return recorder
 
 
 def call(op: Op, x: Any, pattern: Any, lengths: dict[str, Any], variant: Any, arg: Any) -> Any:
@@ -495,7 +278,7 @@ def _replay(
     arg: Any,
     many: bool,
 ) -> Replay:
-    """How `tensorops._tracing.raise_error` makes a failed call again under torch.compile."""
+    """How `tensorops._compile.raise_error` makes a failed call again under torch.compile."""
     return "dispatch", (op.name, tuple(arrays), pattern, lengths, variant, arg, many)
 
 
@@ -527,7 +310,7 @@ def in_context(
 
     The pattern is quoted only if it is a str: a swapped argument would print an array.
     Inside a torch.compile trace the error is made again outside it, context and all
-    (`tensorops._tracing.raise_error`): nothing is described here.
+    (`tensorops._compile.raise_error`): nothing is described here.
     """
     if is_compiling():
         return error if isinstance(error, TensorOpsError) else TensorOpsError(str(type(error)))

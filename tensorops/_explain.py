@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensorops._axes import DOTS_PREFIX, Dim, count_dots, term_dims
+from tensorops._compile import raise_error
 from tensorops._config import config
-from tensorops._einsum._compile import ContractionPlan, plan_einsum_cached
+from tensorops._einsum._program import ContractionPlan, plan_einsum_cached
 from tensorops._errors import (
     ArgumentError,
     TensorOpsError,
@@ -21,7 +22,6 @@ from tensorops._errors import (
 )
 from tensorops._grammar import Anon, Axis, Term, is_spaced, items_of, parse_pattern
 from tensorops._plan import PATTERN_OPS, Recipe, check_pattern, plan_recipe
-from tensorops._tracing import raise_error
 from tensorops._types import REDUCTIONS
 
 __all__ = ["explain"]

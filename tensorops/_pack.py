@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from tensorops._axes import DOTS_PREFIX, count_dots, resolve_dims, term_dims
-from tensorops._backends import ADAPTERS, backend_for_name, get_backend
-from tensorops._dispatch import recorder_for
+from tensorops._backends import get_backend
+from tensorops._compile import is_compiling, raise_error, replayable
 from tensorops._errors import (
     ArgumentError,
     PatternError,
@@ -18,23 +18,8 @@ from tensorops._errors import (
     not_a_pattern,
 )
 from tensorops._grammar import Anon, Axis, Dots, Group, Skip, Star, Term, check_names, parse_pattern
-from tensorops._tracing import (
-    IS_DYNAMO,
-    REPLAYING,
-    STAND_INS,
-    Program,
-    constant_result,
-    is_compiling,
-    is_dynamo_tracing,
-    outside_trace,
-    raise_error,
-    record,
-    replay,
-    replayable,
-)
-from tensorops._written import WRITTEN, written
 
-__all__ = ["pack", "parse_shape", "unpack"]
+__all__ = ["axis_positions", "pack", "pack_positions", "parse_shape", "unpack"]
 
 ArrayT = TypeVar("ArrayT")
 Shape = tuple[int, ...]
@@ -42,15 +27,7 @@ Shape = tuple[int, ...]
 
 @functools.lru_cache(maxsize=256)
 def _pack_term(op: str, pattern: str) -> tuple[int, int]:
-    """(position of ``*``, number of other axes) of a pack / unpack pattern.
-
-    Under torch.compile, Dynamo traces this body on every call: the pattern is read
-    outside the trace (`_pack_term_outside`), and traced only to raise its error.
-    """
-    if is_dynamo_tracing():
-        read = _pack_term_outside(op, pattern)
-        if read is not None:
-            return read
+    """(position of ``*``, number of other axes) of a pack / unpack pattern."""
     term = _single_term(op, pattern)
     stars = [i for i, e in enumerate(term.elements) if isinstance(e, Star)]
     if len(stars) != 1:
@@ -78,7 +55,18 @@ def _pack_term(op: str, pattern: str) -> tuple[int, int]:
     return stars[0], len(term.elements) - 1
 
 
-_pack_term_outside = outside_trace(_pack_term)
+def pack_positions(pattern: str) -> tuple[int, int]:
+    """Where ``*`` stands in a pack pattern and how many axes follow it.
+
+    Examples:
+        >>> pack_positions("b * c d")
+        (1, 2)
+
+    Raises:
+        TensorOpsError: the pattern is not one of pack's.
+    """
+    position, n_other = _pack_term("pack", pattern)
+    return position, n_other - position
 
 
 def _single_term(op: str, pattern: Any) -> Term:
@@ -116,10 +104,6 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
         >>> packed.shape, ps
         ((2, 17, 8), [(), (16,)])
     """
-    if IS_DYNAMO and not REPLAYING and IS_DYNAMO[0]():  # `is_dynamo_tracing`, inline
-        recorded = _recorded_pack(tensors, pattern)
-        if recorded is not None:
-            return recorded
     try:
         position, n_other = _pack_term("pack", pattern)
         if isinstance(tensors, (str, bytes)) or not isinstance(tensors, Sequence) or not tensors:
@@ -132,7 +116,7 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
 def _pack_with(
     backend: Any, tensors: Sequence[Any], position: int, n_other: int
 ) -> tuple[Any, list[Shape]]:
-    """`pack` with `backend`, once the pattern is read (a `Recorder` records it)."""
+    """`pack` with `backend`, once the pattern is read."""
     flat, shapes = [], []
     reference: Shape | None = None
     for i, x in enumerate(tensors):
@@ -179,10 +163,6 @@ def unpack(tensor: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str)
         >>> len(tops.unpack(tensor=packed, packed_shapes=[(17,)], pattern="b * d"))
         1
     """
-    if IS_DYNAMO and not REPLAYING and IS_DYNAMO[0]():  # `is_dynamo_tracing`, inline
-        recorded = _recorded_unpack(tensor, packed_shapes, pattern)
-        if recorded is not None:
-            return recorded
     try:
         position, n_other = _pack_term("unpack", pattern)
         return _unpack_with(get_backend(tensor), tensor, packed_shapes, position, n_other)
@@ -196,7 +176,7 @@ def unpack(tensor: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str)
 def _unpack_with(
     backend: Any, tensor: Any, packed_shapes: Sequence[Sequence[int]], position: int, n_other: int
 ) -> list[Any]:
-    """`unpack` with `backend`, once the pattern is read (a `Recorder` records it)."""
+    """`unpack` with `backend`, once the pattern is read."""
     shape = tuple(tensor.shape)
     if len(shape) != n_other + 1:
         raise ShapeError(
@@ -215,120 +195,9 @@ def _unpack_with(
     return [backend.reshape(p, before + s + after) for p, s in zip(pieces, shapes, strict=True)]
 
 
-def _recorded_pack(tensors: Any, pattern: Any) -> tuple[Any, list[Shape]] | None:
-    """`pack` under Dynamo as the framework calls `_pack_program` recorded; None if it did not.
-
-    For arrays of an adapter with recording stand-ins and plain sizes (``numel`` is a
-    plain int exactly then, or when a size is 0); anything else (and every error) is
-    traced as eager code runs. Loops, not comprehensions or helpers: each frame
-    Dynamo inlines costs capture time.
-    """
-    if type(pattern) is not str or not isinstance(tensors, (list, tuple)) or not tensors:
-        return None
-    adapter = ADAPTERS.get(type(tensors[0]))
-    if adapter is None or adapter.name not in STAND_INS:
-        return None
-    shapes: tuple[Any, ...] = ()
-    dtypes: tuple[Any, ...] = ()
-    for x in tensors:
-        if ADAPTERS.get(type(x)) is not adapter:
-            return None
-        count = x.numel()
-        if count.__class__ is not int or count == 0:
-            return None
-        shapes += (x.shape,)
-        dtypes += (x.dtype,)
-    made = _pack_program(pattern, shapes, adapter.name, dtypes)
-    if made is None:
-        return None
-    program, packed, name = made
-    if name is not None:  # the program as a function Dynamo inlines (`tensorops._written`)
-        return getattr(WRITTEN, name)(adapter, tensors), list(packed)
-    return replay(adapter, program, list(tensors)), list(packed)
-
-
-def _recorded_unpack(tensor: Any, packed_shapes: Any, pattern: Any) -> list[Any] | None:
-    """`unpack` under Dynamo as `_unpack_program` recorded it; None if it did not."""
-    adapter = ADAPTERS.get(type(tensor))
-    if adapter is None or adapter.name not in STAND_INS or type(pattern) is not str:
-        return None
-    count = tensor.numel()
-    if count.__class__ is not int or count == 0 or not isinstance(packed_shapes, (list, tuple)):
-        return None
-    pieces: tuple[Any, ...] = ()
-    for piece in packed_shapes:  # isinstance: `type` of a constant cannot be guarded
-        if not isinstance(piece, (list, tuple)):
-            return None
-        for n in piece:
-            if n.__class__ is not int:
-                return None
-        pieces += (tuple(piece),)
-    made = _unpack_program(pattern, tensor.shape, pieces, adapter.name, tensor.dtype)
-    if made is None:
-        return None
-    program, name = made
-    if name is not None:
-        return getattr(WRITTEN, name)(adapter, tensor)  # type: ignore[no-any-return]
-    return replay(adapter, program, [tensor])  # type: ignore[no-any-return]
-
-
-@constant_result
-def _pack_program(
-    pattern: str, shapes: tuple[Shape, ...], family: str, dtypes: tuple[Any, ...]
-) -> tuple[Program, tuple[Shape, ...], str | None] | None:
-    """The framework calls of `pack` on arrays of these shapes, and its packed shapes.
-
-    Also the name in `WRITTEN` of the calls written as a function, or None.
-    """
-    shapes = tuple(tuple(shape) for shape in shapes)  # torch.Size, from the trace
-    packed: list[Shape] = []
-
-    def run(arrays: Any, _: Any) -> Any:
-        result, found = _pack_with(recorder_for(family), arrays, *_pack_term("pack", pattern))
-        packed.extend(found)
-        return result
-
-    program = _record_outside(family, run, list(zip(shapes, dtypes, strict=True)))
-    if program is None:
-        return None
-    return program, tuple(packed), written(backend_for_name(family), program, len(shapes), True)
-
-
-@constant_result
-def _unpack_program(
-    pattern: str, shape: Shape, pieces: tuple[Shape, ...], family: str, dtype: Any
-) -> tuple[Program, str | None] | None:
-    """The framework calls of `unpack` on an array of this shape into `pieces`.
-
-    Also the name in `WRITTEN` of the calls written as a function, or None.
-    """
-    shape = tuple(shape)
-
-    def run(arrays: Any, _: Any) -> Any:
-        term = _pack_term("unpack", pattern)
-        return _unpack_with(recorder_for(family), arrays[0], pieces, *term)
-
-    program = _record_outside(family, run, [(shape, dtype)])
-    if program is None:
-        return None
-    return program, written(backend_for_name(family), program, 1, False)
-
-
-def _record_outside(family: str, run: Any, inputs: list[tuple[Shape, Any]]) -> Program | None:
-    """`run` recorded on stand-ins of `inputs` (shape, dtype); None on any error."""
-    stand_in = STAND_INS.get(family)
-    if stand_in is None:
-        return None
-    try:
-        arrays = [stand_in(shape, str(dtype)) for shape, dtype in inputs]
-        return record(lambda: run, arrays, None, True)
-    except Exception:  # an error: traced, to raise it as eager code does
-        return None
-
-
 def _resolve_packed_shapes(packed_shapes: Sequence[Sequence[int]], total: int) -> list[Shape]:
     try:
-        shapes = [tuple(int(d) for d in s) for s in packed_shapes]
+        shapes = [tuple(_length(d) for d in s) for s in packed_shapes]
     except (TypeError, ValueError):
         raise ArgumentError(
             "packed_shapes must be a list of shapes (tuples of ints), as pack returns"
@@ -362,6 +231,19 @@ def _resolve_packed_shapes(packed_shapes: Sequence[Sequence[int]], total: int) -
             f"packed_shapes {shapes} cover {known} elements along '*', the input has {total}"
         )
     return shapes
+
+
+def _length(d: Any) -> Any:
+    """A length of `packed_shapes` as it is: an int, or a symbolic size under torch.compile.
+
+    ``int()`` of a symbolic size would fix it to its present value (a recompilation
+    for every other value): only other integer types (NumPy's) are converted.
+    """
+    if type(d) is int or type(d).__name__ == "SymInt":
+        return d
+    if isinstance(d, bool) or not hasattr(d, "__index__"):
+        raise TypeError(d)
+    return d.__index__()
 
 
 def _in_context(error: TensorOpsError, op: str, pattern: Any, inputs: Any) -> TensorOpsError:
@@ -406,6 +288,31 @@ def parse_shape(x: Any, pattern: str) -> dict[str, int]:
         return _match_shape(pattern, term, tuple(shape))  # type: ignore[arg-type]
     except TensorOpsError as error:
         raise_error(_in_context(error, "parse_shape", pattern, [x]), ("parse_shape", (x, pattern)))
+
+
+def axis_positions(pattern: str, ndim: int) -> tuple[tuple[str, int], ...]:
+    """The dimension each name of a parse_shape pattern reads, for `ndim` dimensions.
+
+    Examples:
+        >>> axis_positions("b ... _ w", 5)
+        (('b', 0), ('w', 4))
+
+    Raises:
+        TensorOpsError: the pattern is not one of parse_shape's.
+    """
+    elements = _single_term("parse_shape", pattern).elements
+    positions: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    dim = 0
+    for element in elements:
+        if isinstance(element, Dots):
+            dim += ndim - (len(elements) - 1)
+            continue
+        if isinstance(element, Axis) and element.name not in seen:
+            seen.add(element.name)
+            positions.append((element.name, dim))
+        dim += 1
+    return tuple(positions)
 
 
 def _match_shape(pattern: str, term: Term, shape: Shape) -> dict[str, int]:

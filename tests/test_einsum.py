@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 import tensorops as tops
 from tensorops._backends import backend_for_namespace
 from tensorops._config import Settings
-from tensorops._einsum._compile import compile_einsum, plan_einsum
 from tensorops._einsum._execute import run_program
+from tensorops._einsum._program import einsum_program, plan_einsum
 from tests._seed import tolerance
 
 
@@ -88,7 +88,7 @@ def test_catalogue(backend: Any, equation: str, shapes: tuple[tuple[int, ...], .
 def test_generic_path_on_numpy(equation: str, shapes: tuple[tuple[int, ...], ...]) -> None:
     """The array-API adapter runs every program too (the standard has no einsum)."""
     arrays = [_rand(*shape) for shape in shapes]
-    compiled = compile_einsum(
+    compiled = einsum_program(
         plan_einsum(
             equation,
             tuple(a.shape for a in arrays),

@@ -22,8 +22,8 @@ import numpy as np
 
 from tensorops._backends._array_api import ArrayApiBackend
 from tensorops._backends._numpy import NumpyBackend
+from tensorops._compile import ON_DYNAMO
 from tensorops._errors import BackendError, unknown_option
-from tensorops._tracing import ON_DYNAMO
 from tensorops._types import Backend
 
 __all__ = [

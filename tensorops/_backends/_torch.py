@@ -13,14 +13,14 @@ does for torch.compile is in `tensorops._tracing`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import torch
 
 from tensorops._backends._numpy import reduced_last
+from tensorops._compile import STAND_INS
 from tensorops._errors import FRAMEWORK_ERRORS, BackendError, ShapeError
-from tensorops._tracing import STAND_INS
 from tensorops._types import Executor, IndexSpec
 
 __all__ = ["TorchBackend", "stand_in", "tensor_to_numpy"]
@@ -84,31 +84,6 @@ class TorchBackend:
 
     __slots__ = ()
     name: str = "torch"
-
-    #: Methods that are one tensor method or operator, as Python source on the sources
-    #: of their arguments: `tensorops._written` writes recorded calls with them.
-    INLINE: ClassVar[dict[str, str]] = {
-        "reshape": "{0}.reshape({1})",
-        "permute": "{0}.permute({1})",
-        "expand": "{0}.expand({1})",
-        "matmul": "torch.matmul({0}, {1})",
-        "multiply": "torch.mul({0}, {1})",
-        "concat": "torch.cat({0}, dim={1})",
-        "split": "torch.split({0}, {1}, dim={2})",
-        "stack": "torch.stack({0})",
-    }
-    #: The globals of the functions written with `INLINE`.
-    INLINE_NAMES: ClassVar[dict[str, Any]] = {"torch": torch}
-
-    def inline_maker(self, method: str, made: Any) -> str | None:
-        """`INLINE` for an executor: ``reducer(reduction, axes)`` on ``{0}``; else None."""
-        if method != "reducer":
-            return None
-        reduction, axes = made
-        name = _INLINE_REDUCTIONS.get(reduction)
-        if name is None or not axes:
-            return None
-        return "{0}.%s(%r)" % (name, tuple(axes))  # noqa: UP031 (braces stay for format)
 
     # Sizes are passed as separate arguments: torch parses `reshape(2, 3)` faster than
     # `reshape((2, 3))` (benchmarks/overhead.py). An empty shape must stay a tuple:
@@ -328,8 +303,6 @@ _REDUCERS: dict[str, Any] = {
 
 #: argmax / argmin over one axis: the function itself, called with that axis.
 _ONE_AXIS: dict[str, Any] = {"argmax": torch.argmax, "argmin": torch.argmin}
-#: Reductions that are one tensor method over a tuple of dims (`TorchBackend.inline_maker`).
-_INLINE_REDUCTIONS = {"sum": "sum", "mean": "mean", "max": "amax", "min": "amin"}
 
 #: Index dtypes torch's indexing kernels take as they are (uint8 would be a mask).
 _INDEX_DTYPES = (torch.int64, torch.int32)

@@ -18,6 +18,7 @@ from typing import Any
 
 from tensorops._axes import product
 from tensorops._backends import NUMPY_BACKEND, get_backend
+from tensorops._compile import raise_error
 from tensorops._config import Settings, check_progress, config
 from tensorops._convert import convert
 from tensorops._dispatch import Op, call_many
@@ -30,16 +31,14 @@ from tensorops._einsum._arguments import (
     split_operands,
 )
 from tensorops._einsum._bind import bind_equation
-from tensorops._einsum._compile import (
+from tensorops._einsum._program import (
     ContractionPlan,
-    compile_einsum,
+    einsum_program,
     plan_einsum,
     plan_einsum_cached,
 )
-from tensorops._einsum._notation import parse_equation
 from tensorops._einsum._progress import with_progress
 from tensorops._errors import ArgumentError, TensorOpsError, describe_inputs
-from tensorops._tracing import raise_error
 from tensorops._types import Backend, Executor
 
 __all__ = [
@@ -76,7 +75,7 @@ def _plan(equation: str, shapes: Any, lengths: Any, variant: Any, backend: Backe
         plan = plan_einsum_cached(equation, shapes, lengths, spaced, settings)
     except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
         plan = plan_einsum(equation, shapes, lengths, spaced, settings)
-    run = functools.partial(compile_einsum(plan).run, backend)
+    run = functools.partial(einsum_program(plan).run, backend)
     framework = framework_einsum(plan, settings, backend)
     if framework is None:
         return run
@@ -125,27 +124,7 @@ def framework_einsum(plan: Any, settings: Settings, backend: Backend) -> Any:
     return backend.einsummer(f"{terms[0]},{terms[1]}->{''.join(letters[a] for a in output)}")
 
 
-def _shared(equation: str, masked: Any, variant: Any) -> tuple[Any, ...] | None:
-    """The symbolic sizes of one axis, as groups of ``(operand, dimension)`` (`Op.shared`).
-
-    Under Dynamo with dynamic shapes two operands' sizes of an axis are two
-    symbolic sizes (often one symbol): recorded as one, the call is replayed
-    rather than planned in the trace (`tensorops._sized`). None if the equation
-    does not parse for these ranks.
-    """
-    try:
-        notation = parse_equation(equation, tuple(len(shape) for shape in masked), variant[1])
-    except TensorOpsError:
-        return None
-    groups: dict[str, list[tuple[int, int]]] = {}
-    for i, (dims, shape) in enumerate(zip(notation.inputs, masked, strict=True)):
-        for d, (dim, size) in enumerate(zip(dims, shape, strict=True)):
-            if size is None and len(dim.slots) == 1 and dim.slots[0].name is not None:
-                groups.setdefault(dim.slots[0].name, []).append((i, d))
-    return tuple(tuple(group) for group in groups.values() if len(group) > 1)
-
-
-EINSUM = Op("einsum", _plan, "einsum('ij,jk->ik', a, b)", prepare=_prepare, shared=_shared)
+EINSUM = Op("einsum", _plan, "einsum('ij,jk->ik', a, b)", prepare=_prepare)
 
 
 def einsum(*args: Any, **keywords: Any) -> Any:

@@ -36,8 +36,9 @@ Glossary of the planners' vocabulary (the names used for locals in every planner
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Mapping, Sequence
+
+from tensorops._einsum._heap import heap_functions
 
 __all__ = ["BitNetwork", "Table", "bits_of"]
 
@@ -279,6 +280,7 @@ class BitNetwork:
         When the next pairwise result would break the memory limit, all remaining
         operands are contracted in one step instead.
         """
+        heapq = heap_functions()  # the C heapq, or plain Python when traced
         out, count = self.output, {1 << i: 0 for i in range(len(self.axes))}
         for _, mask in items:
             for low in bits_of(mask & ~out):

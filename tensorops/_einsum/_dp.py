@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import heapq
+from typing import Any
 
 from tensorops._einsum._bitnet import BitNetwork, bits_of
 from tensorops._einsum._greedy import greedy_cost
+from tensorops._einsum._heap import heap_functions
 from tensorops._einsum._subsets import INF, cover, optimize_subsets
 
 __all__ = [
@@ -121,6 +122,7 @@ class _Component:
 
     def search(self, budget: int | None) -> bool:
         """Finalise subsets until the whole component is; False if over budget."""
+        heapq = heap_functions()  # the C heapq, or plain Python when traced
         net, done, members, work = self.net, self.done, self.members, 0
         # (cost, subset, its part holding its lowest operand (0: one operand), its size)
         heap = [
@@ -142,7 +144,7 @@ class _Component:
             if s == self.full:
                 return True
             if cost + entry[5] < self.cutoff:  # else any step using s costs too much
-                work += self.expand(s, entry, heap)
+                work += self.expand(s, entry, heap, heapq)
             if budget is not None and work > budget:
                 self.over_budget = True
                 return False
@@ -181,8 +183,13 @@ class _Component:
                     found.append(t)
         return found, work
 
-    def expand(self, s: int, entry: _Entry, heap: list[tuple[int, int, int, int]]) -> int:
-        """Push the pairs of ``s`` with final disjoint neighbours; return the work done."""
+    def expand(
+        self, s: int, entry: _Entry, heap: list[tuple[int, int, int, int]], heapq: Any
+    ) -> int:
+        """Push the pairs of ``s`` with final disjoint neighbours; return the work done.
+
+        ``heapq`` is `search`'s (`heap_functions`), asked once per search.
+        """
         net, done, pushed, legs_of = self.net, self.done, self.pushed, self.legs_of
         size, cache, weight = net.size, net.size_cache, net.write_weight
         cost, legs1, d1, neighbours1, _, sz1 = entry

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from tensorops._axes import product
 from tensorops._backends import NUMPY_BACKEND, get_backend
+from tensorops._compile import raise_error
 from tensorops._config import Settings, config
 from tensorops._convert import convert
 from tensorops._einsum._api import framework_einsum, optimizer_path, path_shape
@@ -31,13 +32,6 @@ from tensorops._einsum._arguments import (
     read_keywords,
     read_options,
     split_operands,
-)
-from tensorops._einsum._compile import (
-    Compiled,
-    ContractionPlan,
-    EinsumPlan,
-    compile_einsum,
-    plan_einsum_cached,
 )
 from tensorops._einsum._cost import contraction_steps
 from tensorops._einsum._execute import (
@@ -49,8 +43,14 @@ from tensorops._einsum._execute import (
     run_pairs,
 )
 from tensorops._einsum._paths import find_path
+from tensorops._einsum._program import (
+    BuiltProgram,
+    ContractionPlan,
+    EinsumPlan,
+    einsum_program,
+    plan_einsum_cached,
+)
 from tensorops._errors import ArgumentError, ShapeError, TensorOpsError, describe_inputs
-from tensorops._tracing import raise_error
 from tensorops._types import Backend
 
 __all__ = [
@@ -80,13 +80,13 @@ def split_program(program: Program, constants: frozenset[int]) -> _Split:
     """Which steps of `program` read only `constants` (operand positions) or their products.
 
     Examples:
-        >>> from tensorops._einsum._compile import compile_einsum, plan_einsum
+        >>> from tensorops._einsum._program import einsum_program, plan_einsum
         >>> from tensorops._config import Settings, config
         >>> shapes = ((64, 3), (3, 64), (64, 3))
         >>> plan = plan_einsum("ij,jk,kl->il", shapes, (), None, config.current())
         >>> plan.path
         ((1, 2), (0, 1))
-        >>> program = compile_einsum(plan).program
+        >>> program = einsum_program(plan).program
         >>> split = split_program(program, frozenset({1, 2}))
         >>> len(split.ahead), len(split.rest), split.kept
         (1, 1, (3,))
@@ -143,7 +143,7 @@ class EinsumExpression:
         self,
         equation: str,
         plan: ContractionPlan,
-        compiled: Compiled,
+        compiled: BuiltProgram,
         constants: dict[int, Any],
         tiny: Callable[[Backend], Any] | None = None,
     ) -> None:
@@ -466,7 +466,7 @@ def einsum_expression(
         )
     shown = equation if type(equation) is str else plan.bound.normalized
     tiny = None if fixed else functools.partial(framework_einsum, plan, settings)
-    return EinsumExpression(shown, ContractionPlan(plan, shapes), compile_einsum(plan), fixed, tiny)
+    return EinsumExpression(shown, ContractionPlan(plan, shapes), einsum_program(plan), fixed, tiny)
 
 
 def call_flops(

@@ -25,10 +25,11 @@ not per pair scored.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from tensorops._einsum._bitnet import BitNetwork, bits_of
+from tensorops._einsum._heap import heap_functions
 
 __all__ = ["Scorer", "greedy_cost", "plan_greedy"]
 
@@ -69,7 +70,7 @@ def plan_greedy(net: BitNetwork, weight: int = 1, scorer: Scorer | None = None) 
         total = _plan_small(net, out, weight)
         return total if counted else None
     run = _Greedy(net, out, weight, scorer)
-    run.contract_all(run.first_candidates())
+    run.contract_all(run.first_candidates(), heap_functions())
     if len(run.alive) > 1:
         net.join(sorted(run.alive.items()))
         return None
@@ -140,6 +141,7 @@ class _Greedy:
         Equal candidates are kept once (a second copy would be popped right after
         the first and skipped).
         """
+        heapq = heap_functions()  # the C heapq, or plain Python when traced
         alive, sizes, weight, scorer = self.alive, self.sizes, self.weight, self.scorer
         cache, size = self.net.size_cache, self.net.size
         lone, paired = ~self.on_two & self.summed, ~self.on_three & self.summed
@@ -189,7 +191,7 @@ class _Greedy:
                 best, best_b = score, b
         return best, best_b
 
-    def contract_all(self, heap: list[_Candidate]) -> None:
+    def contract_all(self, heap: list[_Candidate], heapq: Any) -> None:
         """Contract the best candidate pair until none is left.
 
         Each step contracts the pair, then its result with any operand of equal

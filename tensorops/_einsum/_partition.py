@@ -17,11 +17,12 @@ vertex's move to the other side lowers the cut.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from tensorops._einsum._bitnet import BitNetwork, bits_of
 from tensorops._einsum._greedy import plan_greedy
+from tensorops._einsum._heap import heap_functions
 from tensorops._einsum._prng import FIXED, Random, log2_fixed
 from tensorops._einsum._reconfigure import ContractionTree
 from tensorops._einsum._subsets import optimize_subsets
@@ -106,6 +107,7 @@ class Hypergraph:
 
     def grow(self, rng: Random, target: int) -> list[int]:
         """A side per vertex: side 1 grown from a random vertex along edges to ``target`` weight."""
+        heapq = heap_functions()  # the C heapq, or plain Python when traced
         n = len(self.vertex_weights)
         side, weight = [0] * n, 0
         start = rng.below(n)
@@ -158,6 +160,7 @@ class Hypergraph:
         Returns:
             Whether the cut got smaller.
         """
+        heapq = heap_functions()  # the C heapq, or plain Python when traced
         edges, weights, incident, vw = (
             self.edges,
             self.edge_weights,
@@ -195,7 +198,7 @@ class Hypergraph:
                 continue  # stays movable in a later pass
             locked[v] = True
             weight1 = after
-            self.move(v, side, counts, gain, locked, heap)
+            self.move(v, side, counts, gain, locked, heap, heapq)
             moves.append(v)
             total -= g
             if total > best_total:
@@ -212,8 +215,12 @@ class Hypergraph:
         gain: list[int],
         locked: list[bool],
         heap: list[tuple[int, int]],
+        heapq: Any,
     ) -> None:
-        """Move ``v`` to the other side, updating the gains of the free vertices it touches."""
+        """Move ``v`` to the other side, updating the gains of the free vertices it touches.
+
+        ``heapq`` is `refine_pass`'s (`heap_functions`), asked once per pass.
+        """
         edges, weights = self.edges, self.edge_weights
         source = side[v]
         target = 1 - source

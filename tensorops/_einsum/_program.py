@@ -1,4 +1,4 @@
-"""Einsum planning and compiling: equation + shapes + settings -> a path, then a program.
+"""Einsum planning and programs: equation + shapes + settings -> a path, then a program.
 
 Two stages:
 
@@ -6,7 +6,7 @@ Two stages:
   path: an `EinsumPlan` (cached by `plan_einsum_cached`). ``einsum_path`` stops
   here and describes it as a `ContractionPlan`, whose step table is worked out
   only when it is read.
-* `compile_einsum` turns a plan into a `Compiled` program of primitive
+* `einsum_program` turns a plan into a `BuiltProgram` of primitive
   calls (`tensorops._einsum._execute`); ``einsum``'s dispatch keeps it inside the
   executor it caches.
 """
@@ -38,10 +38,10 @@ from tensorops._errors import ArgumentError, unknown_option
 from tensorops._types import Backend
 
 __all__ = [
-    "Compiled",
+    "BuiltProgram",
     "ContractionPlan",
     "EinsumPlan",
-    "compile_einsum",
+    "einsum_program",
     "plan_einsum",
     "plan_einsum_cached",
 ]
@@ -148,7 +148,7 @@ def plan_einsum(
 plan_einsum_cached = functools.lru_cache(maxsize=1024)(plan_einsum)
 
 
-class Compiled(NamedTuple):
+class BuiltProgram(NamedTuple):
     """An einsum's program of primitive calls (or its slicing); `run` is its executor."""
 
     program: Program | None
@@ -190,7 +190,7 @@ def _fortran(x: Any) -> bool:
     return flags is not None and bool(flags.f_contiguous) and not flags.c_contiguous
 
 
-def compile_einsum(plan: EinsumPlan) -> Compiled:
+def einsum_program(plan: EinsumPlan) -> BuiltProgram:
     """The program of primitive calls that runs `plan` (slice by slice if it slices)."""
     bound = plan.bound
     sizes = bound.sizes
@@ -199,9 +199,9 @@ def compile_einsum(plan: EinsumPlan) -> Compiled:
         output_shape = tuple(product(sizes[axis] for axis in dim) for dim in bound.output_dims)
     network = Network(bound.axes, bound.shapes, bound.output, output_shape, sizes)
     if plan.sliced_axes:
-        return Compiled(None, plan_slicing(network, plan.path, plan.sliced_axes))
+        return BuiltProgram(None, plan_slicing(network, plan.path, plan.sliced_axes))
     program = build_program(network, plan.path)
-    return Compiled(program, None)
+    return BuiltProgram(program, None)
 
 
 class ContractionPlan:

@@ -1,8 +1,11 @@
-"""The public ops under Dynamo as one graph node per call (tensorops/_graph.py).
+"""The public ops under Dynamo as one graph node per call (tensorops/_compile/stand_ins.py).
 
-A call on tensors with plain sizes is one node of Dynamo's graph that runs the
-recorded calls; everything else is traced as the op's own code. Either way the
-result, the gradients and the errors are eager mode's.
+A call on torch tensors is one node of Dynamo's graph that runs the eager op, with
+plain or symbolic sizes; everything else (NumPy arrays, a function as reduction) is
+traced as the op's own code. Either way the result, the gradients and the errors are
+eager mode's. Where the stand-ins are not installed (``TENSOROPS_COMPILE=traced``, as
+CI runs this file too, or a torch without the features) the same tests check that
+every call is traced as the op's own code instead.
 """
 
 from __future__ import annotations
@@ -18,11 +21,14 @@ pytest.importorskip("torch")
 
 import torch
 import torch._dynamo
+from torch._dynamo.testing import CompileCounter
 
 import tensorops as tops
-from tensorops import _graph
+from tensorops._compile import checks, stand_ins
 
-_NODES = {"_run"}
+_NODES = {"in_graph"}
+#: Whether Dynamo traces the stand-ins here (False: the fallback).
+INSTALLED = stand_ins.installed()
 
 
 def _targets(fn, *args):
@@ -65,8 +71,12 @@ _NODE_CALLS = {
 def test_a_call_with_plain_sizes_is_one_node(name):
     fn, args = _NODE_CALLS[name]
     targets = _targets(fn, *args)
-    assert [t for t in targets if t in _NODES] == [targets[0]]
-    assert all(t in _NODES or t == "getitem" for t in targets)
+    if INSTALLED:
+        assert [t for t in targets if t in _NODES] == [targets[0]]
+        assert all(t in _NODES or t == "getitem" for t in targets)
+    else:  # the fallback: the op's own code, traced to the framework calls
+        assert not _NODES & set(targets)
+        assert targets
     expected = fn(*args)
     for backend in ("eager", "aot_eager"):
         torch.testing.assert_close(_compiled(fn, *args, backend=backend), expected)
@@ -80,49 +90,83 @@ def test_pack_gives_its_shapes_as_constants():
         assert shapes == [(3,), (4, 5)]  # a constant in the trace: checked while tracing
         return tops.unpack(packed * 2, shapes, "n *")
 
-    assert [t for t in _targets(fn, a, b) if t in _NODES] == ["_run", "_run"]
+    nodes = [t for t in _targets(fn, a, b) if t in _NODES]
+    assert nodes == (["in_graph", "in_graph"] if INSTALLED else [])
     for got, want in zip(_compiled(fn, a, b), fn(a, b), strict=True):
         torch.testing.assert_close(got, want)
 
 
+def test_pack_gives_symbolic_shapes_with_symbolic_sizes():
+    def fn(a, b):
+        packed, shapes = tops.pack([a, b], "n *")
+        return tops.unpack(packed * 2, shapes, "n *")
+
+    counter = CompileCounter()
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=counter, fullgraph=True, dynamic=True)
+    for n, m in ((3, 6), (5, 8), (7, 10)):  # no two sizes equal: no duck-sized equality
+        a, b = torch.randn(9, n), torch.randn(9, m, 4)
+        for got, want in zip(compiled(a, b), fn(a, b), strict=True):
+            torch.testing.assert_close(got, want)
+    assert counter.frame_count == 1
+
+
 _TRACED_CALLS = {
-    "list-of-arrays": (lambda x: tops.rearrange([x, x], "s b n c -> b s n c"), (_X,)),
-    "pattern-keyword": (lambda x: tops.rearrange(x, pattern="b n c -> c b n"), (_X,)),
-    "tensor-keyword": (lambda x: tops.repeat(tensor=x, pattern="b n c -> b n c 2"), (_X,)),
-    "reduction-keyword": (lambda x: tops.reduce(x, "b n c -> b", reduction="sum"), (_X,)),
     "reduction-callable": (
         lambda x: tops.reduce(x, "b n c -> b c", lambda t, axes: t.sum(dim=axes)),
         (_X,),
     ),
-    "einsum-three-operands": (
-        lambda x, w: tops.einsum("bnc,ce,ef->bnf", x, w, w.T),
-        (_X, _W),
-    ),
-    "einsum-option": (lambda x, w: tops.einsum("bnc,ce->bne", x, w, strategy="greedy"), (_X, _W)),
-    "zero-size": (lambda x: tops.rearrange(x[:, :0], "b n c -> c b n"), (_X,)),
-    "length-from-a-size": (
-        lambda x: tops.rearrange(x, "b (h d) c -> b h d c", h=x.shape[0] + 1),
-        (_X,),
-    ),
 }
+# every other way of calling: one node too
+_NODE_CALLS.update(
+    {
+        "list-of-arrays": (lambda x: tops.rearrange([x, x], "s b n c -> b s n c"), (_X,)),
+        "pattern-keyword": (lambda x: tops.rearrange(x, pattern="b n c -> c b n"), (_X,)),
+        "tensor-keyword": (lambda x: tops.repeat(tensor=x, pattern="b n c -> b n c 2"), (_X,)),
+        "reduction-keyword": (lambda x: tops.reduce(x, "b n c -> b", reduction="sum"), (_X,)),
+        "einsum-three-operands": (
+            lambda x, w: tops.einsum("bnc,ce,ef->bnf", x, w, w.T),
+            (_X, _W),
+        ),
+        "einsum-option": (
+            lambda x, w: tops.einsum("bnc,ce->bne", x, w, strategy="greedy"),
+            (_X, _W),
+        ),
+        "einsum-sublists": (lambda x, w: tops.einsum(x, [0, 1, 2], w, [2, 3], [0, 1, 3]), (_X, _W)),
+        "zero-size": (lambda x: tops.rearrange(x[:, :0], "b n c -> c b n"), (_X,)),
+        "length-from-a-size": (
+            lambda x: tops.rearrange(x, "b (h d) c -> b h d c", h=x.shape[0] + 1),
+            (_X,),
+        ),
+        "get_at": (
+            lambda x: tops.get_at(x, torch.tensor([[0, 2], [1, 1]]), "b [n] c, b p -> b p c"),
+            (_X,),
+        ),
+        "parse_shape-then-repeat": (
+            lambda x: tops.repeat(x, "b n c -> b n c r", r=tops.parse_shape(x, "b n _")["b"]),
+            (_X,),
+        ),
+    }
+)
 
 
 @pytest.mark.parametrize("name", sorted(_TRACED_CALLS))
-def test_other_calls_are_traced_as_before(name):
+def test_other_calls_are_traced_as_the_ops_own_code(name):
     fn, args = _TRACED_CALLS[name]
     expected = fn(*args)
     torch.testing.assert_close(_compiled(fn, *args), expected)
-    if name != "length-from-a-size":  # a plain int when sizes are static: one node
-        assert not _NODES & set(_targets(fn, *args))
+    assert not _NODES & set(_targets(fn, *args))
 
 
-def test_symbolic_sizes_are_traced_as_framework_calls():
+def test_symbolic_sizes_are_one_node_too():
     fn, args = _NODE_CALLS["rearrange"]
     x = args[0].clone()
     torch._dynamo.mark_dynamic(x, 0)
     targets = _targets(fn, x)
-    assert not _NODES & set(targets)
-    assert "permute" in targets
+    if INSTALLED:
+        assert targets == ["in_graph"]
+    else:
+        assert "permute" in targets
     torch.testing.assert_close(_compiled(fn, x, dynamic=True), fn(x))
 
 
@@ -188,9 +232,9 @@ def test_gradients_and_mutations_through_nodes():
 
 def test_eager_calls_run_the_public_functions():
     # the stand-ins are Dynamo's only: the public names are the functions themselves
-    assert tops.rearrange is _graph.rearrange
-    assert _graph._REDUCE is not tops.reduce
-    assert _graph._REDUCE.__code__ is tops.reduce.__code__
+    assert tops.rearrange is checks.NODE_OPS["rearrange"]
+    assert checks.OWN["reduce"] is not tops.reduce
+    assert checks.OWN["reduce"].__code__ is tops.reduce.__code__
     assert tops.rearrange.__module__ == "tensorops._ops"
 
 
@@ -217,7 +261,7 @@ def test_stand_ins_are_registered_in_any_import_order(order):
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert "'_run'" in result.stdout
+    assert ("'in_graph'" in result.stdout) == INSTALLED
 
 
 class _Attention(torch.nn.Module):
@@ -268,14 +312,14 @@ def test_softmax_is_one_node():
         lambda x: tops.softmax(x, "b [n] c"),
         lambda x: tops.log_softmax(x, "b [n c] -> b [c n]", c=4),
     ):
-        assert [t for t in _targets(fn, _X) if t in _NODES] == ["_run"]
+        assert [t for t in _targets(fn, _X) if t in _NODES] == (["in_graph"] if INSTALLED else [])
         torch.testing.assert_close(_compiled(fn, _X, backend="aot_eager"), fn(_X))
 
 
 @pytest.mark.slow
 def test_graphs_with_nodes_are_cached_across_processes(tmp_path):
-    # the written functions are named by their content, and the nodes marked cacheable:
-    # a second process loads AOTAutograd's compiled graph instead of compiling it again
+    # the nodes are marked cacheable: a second process loads AOTAutograd's compiled
+    # graph instead of compiling it again
     script = (
         "import torch, tensorops as tops\n"
         "from torch._dynamo.utils import counters\n"
@@ -297,3 +341,55 @@ def test_graphs_with_nodes_are_cached_across_processes(tmp_path):
         assert run.returncode == 0, run.stderr
     assert "autograd_cache_saved" in runs[0].stdout
     assert "autograd_cache_hit" in runs[1].stdout
+
+
+_FALLBACK_SCRIPT = (
+    "import torch, torch._dynamo\n"
+    "{before}"
+    "import tensorops as tops\n"
+    "from tensorops._compile import stand_ins\n"
+    "def f(x):\n"
+    "    return tops.reduce(tops.rearrange(x, 'a (b c) -> c b a', c=2), 'c b a -> c a', 'max')\n"
+    "x = torch.randn(3, 4)\n"
+    "graph = torch._dynamo.explain(f)(x).graphs[0]\n"
+    "names = {{getattr(n.target, '__name__', n.target) for n in graph.graph.nodes}}\n"
+    "assert not stand_ins.installed(), 'installed'\n"
+    "assert 'in_graph' not in names and 'permute' in names, names\n"
+    "out = torch.compile(f, fullgraph=True, backend='eager', dynamic=True)(x)\n"
+    "torch.testing.assert_close(out, f(x))\n"
+    "try:\n"
+    "    torch.compile(f, fullgraph=True, backend='eager')(torch.randn(3, 5))\n"
+    "except tops.ShapeError as error:\n"
+    "    assert 'not divisible by 2' in str(error), error\n"
+    "else:\n"
+    "    raise AssertionError('no error')\n"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("env", "before"),
+    [
+        pytest.param({"TENSOROPS_COMPILE": "traced"}, "", id="switch"),
+        pytest.param({}, "del torch._dynamo.substitute_in_graph\n", id="no-substitute_in_graph"),
+    ],
+)
+def test_the_fallback_traces_the_ops_own_code(env, before):
+    """Forced by the switch, or taken where torch lacks a feature: correct, and no node."""
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "-c", _FALLBACK_SCRIPT.format(before=before)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_the_features_used_are_found_on_this_torch():
+    """What `tensorops._compile.dynamo` checks for exists here (else the fallback runs)."""
+    from tensorops._compile.tracing import stand_ins_wanted
+
+    assert callable(getattr(torch._dynamo, "substitute_in_graph", None))
+    assert callable(torch.compiler.allow_in_graph)
+    assert stand_ins_wanted() == INSTALLED

@@ -1,0 +1,262 @@
+"""What Dynamo traces in place of the public ops: a check outside the trace, then one graph node.
+
+torch.compile's Dynamo steps through the Python it calls, bytecode by bytecode:
+tensorops' parsing and planning would cost it thousands of steps per call, and
+constructs its older releases cannot trace. In place of every public op on torch
+tensors, Dynamo traces a stand-in of a few lines instead::
+
+    def stand_in(*args, **keywords):              # arrays and plain data
+        specs = ...                               # each tensor as (marker, shape, dtype)
+        checked = check(op, specs, keywords)      # run by Dynamo itself: not traced
+        if checked is None:                       # symbolic sizes
+            arm(); y = in_graph(op, *args, **keywords); raise_pending(); return y
+        if checked is False:
+            raise_pending()                       # the eager error
+        return in_graph(op, *args, **keywords)    # one node of the graph
+
+* `check` is folded (`dynamo.fold`): when every argument is a constant — the sizes
+  plain ints, the pattern a string — Dynamo calls it itself, outside the trace. It
+  runs the op on meta tensors of the same shapes and dtypes (no data, cached plans);
+  a failing call keeps its eager error for `raise_pending`, which Dynamo runs as a
+  constant-result function, so the user gets the eager error word for word. Where
+  a size is symbolic (``dynamic=True``, ``mark_dynamic``, a second shape) the call is
+  not constant, and Dynamo traces `not_constant` (None) instead.
+* `in_graph` is allowed in the graph (`dynamo.allow_in_graph`): Dynamo puts one node
+  calling it in the graph and runs it on fake tensors, without tracing it. That run
+  is tensorops' eager code: with symbolic sizes the plan is made from them (the plan
+  caches refuse unhashable sizes and plan afresh), and the guards torch adds are those
+  of the size arithmetic, as for hand-written torch code; an error there is kept
+  (`arm`) and raised by `raise_pending` at the sizes' present values. AOTAutograd,
+  inductor and torch.export trace through the node to the framework's operators.
+
+A call the stand-in cannot make a node (no torch tensor, a function as reduction,
+an argument that is neither a tensor nor plain data) runs the op's own code, which
+Dynamo traces as it traces einops. This module imports no framework; torch's types
+are read when Dynamo is imported (`install`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from tensorops._compile import dynamo
+from tensorops._compile.checks import (
+    NODE_OPS,
+    OWN,
+    TENSOR,
+    TENSORS,
+    arm,
+    check,
+    in_graph,
+    not_constant,
+    raise_pending,
+)
+from tensorops._compile.tracing import CONSTANT_RESULTS, ON_DYNAMO, stand_ins_wanted
+from tensorops._pack import axis_positions, pack, pack_positions, parse_shape, unpack
+
+__all__ = ["install", "installed"]
+
+#: The array types whose calls become nodes: torch's tensor and parameter, once installed.
+_PLAIN: tuple[type, ...] = ()
+#: Argument types a node may take as they are (a symbolic int is an ``int`` to Dynamo).
+_CONSTANTS: tuple[type, ...] = (str, int, float, bool, type(None))
+
+
+def _stand_in(op: str) -> Callable[..., Any]:
+    """The stand-in Dynamo traces for the op `op` (see the module's docstring).
+
+    One frame, loops written out: each frame and each instruction Dynamo steps
+    through costs capture time.
+    """
+
+    def stand_in(*args: Any, **keywords: Any) -> Any:
+        tensors = False
+        specs: tuple[Any, ...] = ()
+        for arg in args:
+            kind = type(arg)
+            if kind in _PLAIN:
+                specs += ((TENSOR, arg.shape, arg.dtype),)
+                tensors = True
+            elif kind in _CONSTANTS:
+                specs += (arg,)
+            elif kind is list or kind is tuple:
+                items: tuple[Any, ...] = ()
+                arrays = 0
+                for item in arg:
+                    if type(item) in _PLAIN:
+                        items += ((item.shape, item.dtype),)
+                        arrays += 1
+                    elif type(item) in _CONSTANTS:
+                        items += (item,)
+                    else:
+                        return OWN[op](*args, **keywords)
+                if arrays == 0:
+                    specs += (arg,)
+                elif arrays == len(items):
+                    specs += ((TENSORS, items),)
+                    tensors = True
+                else:
+                    return OWN[op](*args, **keywords)
+            else:
+                return OWN[op](*args, **keywords)
+        named = {}
+        for name, value in keywords.items():  # lengths, options; einops' tensor=
+            kind = type(value)
+            if kind in _PLAIN:
+                named[name] = (TENSOR, value.shape, value.dtype)
+                tensors = True
+            elif kind in _CONSTANTS:
+                named[name] = value
+            else:
+                return OWN[op](*args, **keywords)
+        if tensors:
+            checked = check(op, specs, named)
+            if checked is None:  # symbolic sizes: an error of the node's run is raised after it
+                arm()
+                result = in_graph(op, *args, **keywords)
+                raise_pending()
+                return result
+            if checked is False:
+                raise_pending()
+            return in_graph(op, *args, **keywords)
+        return OWN[op](*args, **keywords)
+
+    stand_in.__name__ = stand_in.__qualname__ = op
+    return stand_in
+
+
+def _pack(*args: Any, **keywords: Any) -> Any:
+    """Pack's stand-in: the packed array is one node.
+
+    The packed shapes are constants of the check, or read in the trace from
+    symbolic sizes.
+    """
+    if len(args) == 2 and not keywords:
+        tensors, pattern = args
+        if (type(tensors) is list or type(tensors) is tuple) and type(pattern) is str:
+            specs: tuple[Any, ...] = ()
+            for x in tensors:
+                if type(x) not in _PLAIN:
+                    return OWN["pack"](*args)
+                specs += ((x.shape, x.dtype),)
+            if specs:
+                shapes = check("pack", ((TENSORS, specs), pattern), {})
+                if shapes is False:
+                    raise_pending()
+                if shapes is not None:  # checked: constant sizes
+                    return in_graph("pack", tensors, pattern), list(shapes)
+                arm()
+                packed = in_graph("pack", tensors, pattern)
+                raise_pending()
+                position, after = _pack_positions(pattern)
+                shapes = []
+                for x in tensors:
+                    shapes.append(tuple(x.shape[position : x.dim() - after]))
+                return packed, shapes
+    return OWN["pack"](*args, **keywords)
+
+
+def _unpack(*args: Any, **keywords: Any) -> Any:
+    """Unpack's stand-in: one node; the shapes go to the check as they are."""
+    if len(args) == 3 and not keywords:
+        x, shapes, pattern = args
+        if type(x) in _PLAIN and type(pattern) is str and type(shapes) in (list, tuple):
+            checked = check("unpack", ((TENSOR, x.shape, x.dtype), shapes, pattern), {})
+            if checked is False:
+                raise_pending()
+            if checked is not None:
+                return in_graph("unpack", x, shapes, pattern)
+            arm()
+            pieces = in_graph("unpack", x, shapes, pattern)
+            raise_pending()
+            return pieces
+    return OWN["unpack"](*args, **keywords)
+
+
+def _pack_positions(pattern: str) -> tuple[int, int]:
+    """Folded: where ``*`` starts and how many axes follow it."""
+    return pack_positions(pattern)
+
+
+def _parse_shape(*args: Any, **keywords: Any) -> Any:
+    """parse_shape's stand-in: the sizes are read in the trace, so a symbolic one stays so."""
+    if len(args) == 2 and not keywords:
+        x, pattern = args
+        if type(x) in _PLAIN and type(pattern) is str:
+            if check("parse_shape", ((TENSOR, x.shape, x.dtype), pattern), {}) is False:
+                raise_pending()
+            shape = x.shape
+            result = {}
+            for name, dim in _axis_positions(pattern, x.dim()):
+                result[name] = shape[dim]
+            return result
+    return OWN["parse_shape"](*args, **keywords)
+
+
+def _axis_positions(pattern: str, ndim: int) -> tuple[tuple[str, int], ...]:
+    """Folded: the dimension each name of a parse_shape pattern reads."""
+    return axis_positions(pattern, ndim)
+
+
+_STAND_INS: tuple[tuple[Callable[..., Any], Callable[..., Any]], ...] = (
+    *(
+        (function, _stand_in(name))
+        for name, function in NODE_OPS.items()
+        if name not in ("pack", "unpack")
+    ),
+    (pack, _pack),
+    (unpack, _unpack),
+    (parse_shape, _parse_shape),
+)
+
+#: Whether the stand-ins are registered (a list: set once, when Dynamo is imported).
+_INSTALLED: list[bool] = []
+
+
+def installed() -> bool:
+    """Whether Dynamo traces the stand-ins (False: the fallback, tensorops' own Python)."""
+    return bool(_INSTALLED) and _INSTALLED[0]
+
+
+def install(torch_dynamo: Any) -> None:
+    """Register the stand-ins with Dynamo: run once it is imported.
+
+    Each torch API is checked for first (`tensorops._compile.dynamo`); where one is
+    missing, or ``TENSOROPS_COMPILE=traced`` asks for it, nothing is registered and
+    Dynamo traces tensorops' own Python.
+    """
+    global _PLAIN
+    if _INSTALLED:
+        return
+    torch = sys.modules["torch"]
+    ok = stand_ins_wanted() and dynamo.allow_in_graph(torch, in_graph)
+    for function in (check, _pack_positions, _axis_positions):
+        ok = ok and dynamo.fold(torch_dynamo, function, not_constant)
+    if ok:
+        _PLAIN = (torch.Tensor, torch.nn.Parameter)
+        for original, stand_in in _STAND_INS:
+            ok = ok and dynamo.substitute(torch_dynamo, original, stand_in)
+    if not ok:
+        _PLAIN = ()  # a call that reaches a registered stand-in runs the op's own code
+    _INSTALLED.append(ok)
+    if ok:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            key = f"tensorops {version('tensorops')}"
+        except PackageNotFoundError:  # a source tree without install
+            key = "tensorops (not installed)"
+        dynamo.mark_cacheable(torch, in_graph, key)
+
+
+def _on_dynamo() -> None:
+    torch_dynamo = sys.modules["torch._dynamo"]
+    if dynamo.mark_constant_results(torch_dynamo, CONSTANT_RESULTS):
+        install(torch_dynamo)
+    else:  # errors could not leave a trace as they are: the fallback
+        _INSTALLED.append(False)
+
+
+ON_DYNAMO.append(_on_dynamo)
