@@ -279,7 +279,7 @@ def test_state_dict_round_trip():
     torch.save(torch.nn.Sequential(Rearrange("b n d -> b d n"), mix).state_dict(), buffer)
     buffer.seek(0)
     model = torch.nn.Sequential(Rearrange("b n d -> b d n"), fresh)
-    model.load_state_dict(torch.load(buffer))
+    model.load_state_dict(torch.load(buffer, weights_only=True))
     assert Rearrange("a b -> b a").state_dict() == {}
 
 

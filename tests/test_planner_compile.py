@@ -1,10 +1,11 @@
 """The planner under torch.compile: Dynamo traces through planning into plain Python.
 
-``auto`` must give the path it gives eagerly, with no graph break: everything it runs
-is Python on ints, tuples, lists, dicts and sets, with its own random numbers and no
-clock. Python's C ``heapq`` is traced through torch's own pure-Python stand-in, which
-torch 2.13 ships (``torch._dynamo.polyfills.heapq``) but does not load: tensorops
-switches it on when Dynamo is imported (``tensorops._tracing``).
+tensorops' own calls never have Dynamo trace the planner (their stand-ins plan outside
+the trace); the fallback (``TENSOROPS_COMPILE=traced``) and a planner called in a
+compiled function do. ``auto`` must then give the path it gives eagerly, with no graph
+break: everything it runs is Python on ints, tuples, lists, dicts and sets, with its own
+random numbers and no clock, and a pure-Python heap while traced
+(``tensorops/_einsum/_heap.py``: Dynamo cannot trace the C ``heapq``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from tests.test_paths import random_network
 
 torch = pytest.importorskip("torch")
 
-pytestmark = pytest.mark.slow
+from tests._dynamo import NOT_TRACED, TRACES_TENSOROPS  # noqa: E402 - after importorskip
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not TRACES_TENSOROPS, reason=NOT_TRACED)]
 
 
 def test_auto_plans_a_25_operand_network_inside_torch_compile() -> None:
