@@ -8,6 +8,10 @@ version number.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+from collections.abc import Iterator
+
 import torch
 import torch._dynamo
 import torch._dynamo.utils
@@ -31,3 +35,18 @@ NOT_TRACED = (
     "this Dynamo cannot trace tensorops' own Python: the fallback is for torch whose "
     "Dynamo can (2.13 and later); every release from 2.5 has the stand-ins' features"
 )
+
+
+@contextlib.contextmanager
+def untraceable_tolerated() -> Iterator[None]:
+    """Where Dynamo cannot trace tensorops (not TRACES_TENSOROPS): its warnings pass.
+
+    Such a Dynamo warns once per ``lru_cache`` it meets in traced code (it has no list
+    of wrappers it may trace quietly), and breaks the graph where it cannot go on; the
+    calls that take that path (a function as reduction, NumPy arrays) are then
+    checked for the eager result only.
+    """
+    with warnings.catch_warnings():
+        if not TRACES_TENSOROPS:
+            warnings.filterwarnings("ignore", message=".*lru_cache", category=UserWarning)
+        yield

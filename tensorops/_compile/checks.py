@@ -54,6 +54,8 @@ NODE_OPS: dict[str, Callable[..., Any]] = {
     "unpack": unpack,
 }
 
+#: What a node may take as a keyword's value besides a tensor (a shape is a tuple).
+_PLAIN_DATA = (str, int, float, bool, type(None))
 #: How a tensor and a list of tensors appear among a check's arguments.
 TENSOR, TENSORS = "<tensorops: tensor>", "<tensorops: tensors>"
 
@@ -90,6 +92,9 @@ def check(op: str, specs: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
     would be Dynamo's error on newer torch, a constant-result function's is not).
     """
     items = tuple(keywords.items())
+    for _, value in items:
+        if not isinstance(value, _PLAIN_DATA) and type(value) is not tuple:
+            return "own"  # a function, an object: the op's own code, traced
     try:
         try:
             return checked(op, specs, items)

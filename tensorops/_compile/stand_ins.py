@@ -60,6 +60,8 @@ __all__ = ["install", "installed"]
 
 #: The array types whose calls become nodes: torch's tensor and parameter, once installed.
 _PLAIN: tuple[type, ...] = ()
+#: A stand-in's default for an argument not given (a str: Dynamo holds it as a constant).
+_ABSENT = "<tensorops: not given>"
 #: Argument types a node may take as they are (a symbolic int is an ``int`` to Dynamo).
 _CONSTANTS: tuple[type, ...] = (str, int, float, bool, type(None))
 
@@ -67,64 +69,113 @@ _CONSTANTS: tuple[type, ...] = (str, int, float, bool, type(None))
 def _stand_in(op: str) -> Callable[..., Any]:
     """The stand-in Dynamo traces for the op `op` (see the module's docstring).
 
-    One frame, loops written out: each frame and each instruction Dynamo steps
-    through costs capture time.
+    One frame for the common call (an array, a pattern, perhaps a reduction's name,
+    lengths): each frame and each instruction Dynamo steps through costs capture time.
     """
 
-    def stand_in(*args: Any, **keywords: Any) -> Any:
-        tensors = False
-        specs: tuple[Any, ...] = ()
-        for arg in args:
-            kind = type(arg)
-            if kind in _PLAIN:
-                specs += ((TENSOR, arg.shape, arg.dtype),)
-                tensors = True
-            elif kind in _CONSTANTS:
-                specs += (arg,)
-            elif kind is list or kind is tuple:
-                items: tuple[Any, ...] = ()
-                arrays = 0
-                for item in arg:
-                    if type(item) in _PLAIN:
-                        items += ((item.shape, item.dtype),)
-                        arrays += 1
-                    elif type(item) in _CONSTANTS:
-                        items += (item,)
-                    else:
-                        return OWN[op](*args, **keywords)
-                if arrays == 0:
-                    specs += (arg,)
-                elif arrays == len(items):
-                    specs += ((TENSORS, items),)
-                    tensors = True
-                else:
-                    return OWN[op](*args, **keywords)
-            else:
-                return OWN[op](*args, **keywords)
-        named = {}
-        for name, value in keywords.items():  # lengths, options; einops' tensor=
-            kind = type(value)
-            if kind in _PLAIN:
-                named[name] = (TENSOR, value.shape, value.dtype)
-                tensors = True
-            elif kind in _CONSTANTS:
-                named[name] = value
-            else:
-                return OWN[op](*args, **keywords)
-        if tensors:
-            checked = check(op, specs, named)
-            if checked is None:  # symbolic sizes: an error of the node's run is raised after it
-                arm()
-                result = in_graph(op, *args, **keywords)
-                raise_pending()
-                return result
-            if checked is False:
-                raise_pending()
-            return in_graph(op, *args, **keywords)
-        return OWN[op](*args, **keywords)
+    # The first two parameters are positional-only under names no call uses: Dynamo
+    # before 2.11 refuses a keyword named like a positional-only parameter (einops'
+    # ``pattern=``). The common calls are spelled out; the rest go through `_specs`.
+    def stand_in(tops_x_: Any = _ABSENT, tops_p_: Any = _ABSENT, /, *rest: Any, **kw: Any) -> Any:
+        specs: Any = None
+        if type(tops_x_) in _PLAIN:
+            if type(tops_p_) is str and (not rest or (len(rest) == 1 and type(rest[0]) is str)):
+                specs = ((TENSOR, tops_x_.shape, tops_x_.dtype), tops_p_, *rest)  # x, pattern
+            elif type(tops_p_) in _PLAIN and len(rest) == 1 and type(rest[0]) is str:
+                x, y = tops_x_, tops_p_  # einsum(x, y, equation)
+                specs = ((TENSOR, x.shape, x.dtype), (TENSOR, y.shape, y.dtype), rest[0])
+        elif type(tops_x_) is str and type(tops_p_) in _PLAIN and len(rest) == 1:
+            x, y = tops_p_, rest[0]  # einsum(equation, x, y)
+            if type(y) in _PLAIN:
+                specs = (tops_x_, (TENSOR, x.shape, x.dtype), (TENSOR, y.shape, y.dtype))
+        if specs is not None:
+            checked = check(op, specs, kw)
+            if checked is True:
+                return in_graph(op, tops_x_, tops_p_, *rest, **kw)
+            return _otherwise(op, checked, (tops_x_, tops_p_, *rest), kw)
+        args = rest
+        if tops_p_ is not _ABSENT:
+            args = (tops_x_, tops_p_, *rest)
+        elif tops_x_ is not _ABSENT:
+            args = (tops_x_,)
+        found = _specs(args, kw)
+        if found is None:
+            return OWN[op](*args, **kw)
+        checked = check(op, *found)
+        if checked is True:
+            return in_graph(op, *args, **kw)
+        return _otherwise(op, checked, args, kw)
 
     stand_in.__name__ = stand_in.__qualname__ = op
     return stand_in
+
+
+def _otherwise(op: str, checked: Any, args: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
+    """A stand-in's call that is not a checked node: symbolic sizes, an error, or neither.
+
+    `checked` is what `check` gave: None (not constants: symbolic sizes), False (the
+    call's eager error, kept) or "own" (an argument a node cannot take).
+    """
+    if checked is None:
+        for value in keywords.values():  # a function among symbolic sizes: not a node
+            if type(value) not in _CONSTANTS and type(value) not in _PLAIN:
+                return OWN[op](*args, **keywords)
+        arm()  # an error of the node's run is kept, and raised after it
+        result = in_graph(op, *args, **keywords)
+        raise_pending()
+        return result
+    if checked is False:
+        raise_pending()
+    return OWN[op](*args, **keywords)
+
+
+def _specs(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
+    """The arguments as `check` takes them, tensors as shapes and dtypes; None if not a node.
+
+    None where no argument is a torch tensor, or one is neither a tensor, a list of
+    them nor plain data (a function as reduction, a NumPy array): the op's own code
+    runs then.
+    """
+    tensors = False
+    specs: tuple[Any, ...] = ()
+    for arg in args:
+        kind = type(arg)
+        if kind in _PLAIN:
+            specs += ((TENSOR, arg.shape, arg.dtype),)
+            tensors = True
+        elif kind in _CONSTANTS:
+            specs += (arg,)
+        elif kind is list or kind is tuple:
+            items: tuple[Any, ...] = ()
+            arrays = 0
+            for item in arg:
+                if type(item) in _PLAIN:
+                    items += ((item.shape, item.dtype),)
+                    arrays += 1
+                elif type(item) in _CONSTANTS:
+                    items += (item,)
+                else:
+                    return None
+            if arrays == 0:
+                specs += (arg,)
+            elif arrays == len(items):
+                specs += ((TENSORS, items),)
+                tensors = True
+            else:
+                return None
+        else:
+            return None
+    named = {}
+    for name, value in keywords.items():  # lengths, options; einops' tensor=
+        kind = type(value)
+        if kind in _PLAIN:
+            named[name] = (TENSOR, value.shape, value.dtype)
+            tensors = True
+        elif kind in _CONSTANTS:
+            named[name] = value
+        else:
+            return None
+    return (specs, named) if tensors else None
 
 
 def _pack(*args: Any, **keywords: Any) -> Any:
