@@ -17,6 +17,8 @@ WHEEL_FILES = [
     "tensorops/__init__.py",
     "tensorops/py.typed",
     "tensorops/_backends/__init__.py",
+    "tensorops/_compile/__init__.py",
+    "tensorops/_compile/stand_ins.py",
     "tensorops/_einsum/__init__.py",
     "tensorops/layers/__init__.py",
     "tensorops/layers/torch.py",

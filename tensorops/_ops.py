@@ -33,7 +33,7 @@ def _plan_rearrange(
 def _plan_reduce(
     pattern: str, shape: Any, lengths: Any, variant: Any, backend: Backend
 ) -> Executor:
-    if variant is CALLABLE:
+    if variant == CALLABLE:  # not `is`: Dynamo before 2.13 rebuilds traced tuples
         return plan_recipe("reduce", pattern, shape, lengths).executor(backend)
     if variant == "rearrange":  # einops' name for a reduce that reduces nothing
         return _plan_rearrange(pattern, shape, lengths, variant, backend)

@@ -580,7 +580,7 @@ _ONE_NODE = {
     "repeat": 150,
     "reduce": 150,
     "einsum": 150,
-    "pack-unpack": 400,
+    "pack-unpack": 300,
     "softmax": 150,
 }
 
@@ -598,7 +598,7 @@ def test_dynamo_traces_the_framework_calls_not_the_planning(name, monkeypatch):
     if not INSTALLED:
         assert traced > 1000, traced  # the fallback traces the op's own code
     else:
-        # one graph node per call: rearrange 74, einsum 99, pack + unpack 365
+        # one graph node per call (benchmarks/traced_bytecode.py has the counts per op)
         assert traced < _ONE_NODE.get(name, 400), traced
     compiled = torch.compile(fn, backend="eager", fullgraph=True)
     _assert_same(compiled(*inputs), fn(*inputs))
