@@ -68,7 +68,7 @@ def test_onnx_export_runs_in_onnxruntime(tmp_path, einmix):
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.trace.*` is deprecated:DeprecationWarning")
-@pytest.mark.filterwarnings("ignore:`torch.jit.trace` is deprecated:FutureWarning")
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace.*` is deprecated:FutureWarning")
 # The plan compares traced sizes, which the tracer reports (the trace is shape-specialized).
 @pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")
 def test_jit_trace():
