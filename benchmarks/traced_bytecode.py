@@ -1,11 +1,12 @@
 """Bytecode instructions Dynamo steps through to capture one call: tensorops vs einops.
 
-Usage: python benchmarks/traced_bytecode.py
+Usage: python benchmarks/traced_bytecode.py [--dynamic]
 
 Counts calls of Dynamo's instruction step (torch 2.x internals) while
 ``torch.compile(fn, backend="eager", fullgraph=True)`` captures a function that
-makes one call; the capture time (CPU time) of the same run is printed beside it.
-The table is in docs/architecture.md ("Recorded calls").
+makes one call (``--dynamic``: with ``dynamic=True``, every size symbolic); the
+capture time (CPU time) of the same run is printed beside it. The table is in
+docs/architecture.md ("torch.compile", "Measured").
 """
 
 from __future__ import annotations
@@ -51,12 +52,15 @@ def cases(lib: Any) -> dict[str, Callable[[], Any]]:
     }
 
 
+_DYNAMIC = "--dynamic" in sys.argv[1:]
+
+
 def capture(fn: Callable[[], Any]) -> tuple[int, float]:
     """(instructions stepped, CPU seconds) of one Dynamo capture of `fn`."""
     torch._dynamo.reset()
     _COUNT[0] = 0
     start = time.process_time()
-    torch.compile(fn, backend="eager", fullgraph=True)()
+    torch.compile(fn, backend="eager", fullgraph=True, dynamic=_DYNAMIC or None)()
     return _COUNT[0], time.process_time() - start
 
 
