@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import tensorops as tops
-from tensorops._einsum import _compile
+from tensorops._einsum import _program
 from tensorops._einsum._cost import sliced_contraction_steps
 from tensorops._einsum._store import ENV_VAR, PlanStore, active_store, default_directory
 
@@ -79,7 +79,7 @@ def test_stored_plan_is_used_without_planning(
     def no_planning(*args: object, **kwargs: object) -> None:
         raise AssertionError("planned again")
 
-    monkeypatch.setattr(_compile, "plan_contraction", no_planning)
+    monkeypatch.setattr(_program, "plan_contraction", no_planning)
     again = _plan(tmp_path, strategy="dp")
     assert again.path == first.path
     assert again.flops == first.flops
@@ -104,7 +104,7 @@ def test_key_includes_sizes_and_settings(tmp_path: Path) -> None:
 def test_sliced_plan_round_trips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = _plan(tmp_path, strategy="greedy", memory_limit=4)
     assert first.sliced_axes
-    monkeypatch.setattr(_compile, "plan_contraction", None)  # a call would fail
+    monkeypatch.setattr(_program, "plan_contraction", None)  # a call would fail
     again = _plan(tmp_path, strategy="greedy", memory_limit=4)
     assert (again.path, again.sliced_axes, again.flops) == (
         first.path,
@@ -272,7 +272,7 @@ def test_einsum_uses_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         first = tops.einsum(RING, *arrays, strategy="dp")
         assert len(_entry_files(tmp_path)) == 1
         tops.clear_caches()
-        monkeypatch.setattr(_compile, "plan_contraction", None)  # a call would fail
+        monkeypatch.setattr(_program, "plan_contraction", None)  # a call would fail
         again = tops.einsum(RING, *arrays, strategy="dp")
     np.testing.assert_allclose(first, np.einsum(RING, *arrays))
     np.testing.assert_allclose(again, first)
@@ -280,9 +280,9 @@ def test_einsum_uses_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 _PROCESS = """
 import sys, tensorops as tops
-from tensorops._einsum import _compile
+from tensorops._einsum import _program
 if sys.argv[1] == "second":
-    _compile.plan_contraction = None  # planning again would fail
+    _program.plan_contraction = None  # planning again would fail
 plan = tops.einsum_path({ring!r}, *{shapes!r}, strategy="hyper", max_time=0.5)
 print(plan.path)
 """

@@ -79,8 +79,9 @@ def _stand_in(op: str) -> Callable[..., Any]:
     def stand_in(tops_x_: Any = _ABSENT, tops_p_: Any = _ABSENT, /, *rest: Any, **kw: Any) -> Any:
         specs: Any = None
         if type(tops_x_) in _PLAIN:
-            if type(tops_p_) is str and (not rest or (len(rest) == 1 and type(rest[0]) is str)):
-                specs = ((TENSOR, tops_x_.shape, tops_x_.dtype), tops_p_, *rest)  # x, pattern
+            if type(tops_p_) is str and tops_p_ != _ABSENT and (not rest or type(rest[0]) is str):
+                if len(rest) < 2:  # x, pattern, perhaps a reduction's name
+                    specs = ((TENSOR, tops_x_.shape, tops_x_.dtype), tops_p_, *rest)
             elif type(tops_p_) in _PLAIN and len(rest) == 1 and type(rest[0]) is str:
                 x, y = tops_x_, tops_p_  # einsum(x, y, equation)
                 specs = ((TENSOR, x.shape, x.dtype), (TENSOR, y.shape, y.dtype), rest[0])
@@ -93,10 +94,10 @@ def _stand_in(op: str) -> Callable[..., Any]:
             if checked is True:
                 return in_graph(op, tops_x_, tops_p_, *rest, **kw)
             return _otherwise(op, checked, (tops_x_, tops_p_, *rest), kw)
-        args = rest
-        if tops_p_ is not _ABSENT:
+        args = rest  # without the arguments not given (einops' keywords tensor=, pattern=)
+        if not (type(tops_p_) is str and tops_p_ == _ABSENT):
             args = (tops_x_, tops_p_, *rest)
-        elif tops_x_ is not _ABSENT:
+        elif not (type(tops_x_) is str and tops_x_ == _ABSENT):
             args = (tops_x_,)
         found = _specs(args, kw)
         if found is None:
