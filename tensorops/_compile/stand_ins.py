@@ -102,9 +102,11 @@ def _stand_in(op: str) -> Callable[..., Any]:
         found = _specs(args, kw)
         if found is None:
             return OWN[op](*args, **kw)
-        checked = check(op, *found)
-        if checked is True:
+        checked = check(op, found[0], found[1])
+        if checked is True and found[2]:
             return in_graph(op, *args, **kw)
+        if not found[2]:  # no tensor: only the eager error (if any) is taken from the check
+            checked = False if checked is False else "own"
         return _otherwise(op, checked, args, kw)
 
     stand_in.__name__ = stand_in.__qualname__ = op
@@ -131,11 +133,11 @@ def _otherwise(op: str, checked: Any, args: tuple[Any, ...], keywords: dict[str,
 
 
 def _specs(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
-    """The arguments as `check` takes them, tensors as shapes and dtypes; None if not a node.
+    """The arguments as `check` takes them, tensors as shapes and dtypes, and whether any is.
 
-    None where no argument is a torch tensor, or one is neither a tensor, a list of
-    them nor plain data (a function as reduction, a NumPy array): the op's own code
-    runs then.
+    None where an argument is neither a torch tensor, a list of them nor plain data
+    (a function as reduction, a NumPy array): the op's own code runs then. A call
+    with no tensor at all (a missing argument) is checked only for its eager error.
     """
     tensors = False
     specs: tuple[Any, ...] = ()
@@ -176,7 +178,7 @@ def _specs(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
             named[name] = value
         else:
             return None
-    return (specs, named) if tensors else None
+    return specs, named, tensors
 
 
 def _pack(*args: Any, **keywords: Any) -> Any:
