@@ -24,7 +24,6 @@ torch offers no hook for "Dynamo was imported", so the finder waits for the modu
 
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import sys
 from collections.abc import Callable, Iterable
@@ -51,8 +50,12 @@ def when_dynamo_imported(hook: Callable[[Any], None]) -> None:
         sys.meta_path.insert(0, _WaitForDynamo(hook))
 
 
-class _WaitForDynamo(importlib.abc.MetaPathFinder):
-    """Runs a hook right after the package ``torch._dynamo`` is executed; then leaves."""
+class _WaitForDynamo:
+    """Runs a hook right after the package ``torch._dynamo`` is executed; then leaves.
+
+    A meta path finder needs only ``find_spec``: not deriving from
+    ``importlib.abc.MetaPathFinder`` spares ``import tensorops`` that module (8 ms).
+    """
 
     def __init__(self, hook: Callable[[Any], None]) -> None:
         self.hook = hook
