@@ -30,6 +30,7 @@ from tensorops._softmax import log_softmax, softmax
 __all__ = [
     "NODE_OPS",
     "OWN",
+    "PLAIN_DATA",
     "TENSOR",
     "TENSORS",
     "arm",
@@ -54,8 +55,9 @@ NODE_OPS: dict[str, Callable[..., Any]] = {
     "unpack": unpack,
 }
 
-#: What a node may take as a keyword's value besides a tensor (a shape is a tuple).
-_PLAIN_DATA = (str, int, float, bool, type(None))
+#: Plain data a node takes as it is, besides tensors (a symbolic int is an ``int`` to
+#: Dynamo); a keyword's value may also be a tuple (a shape).
+PLAIN_DATA: tuple[type, ...] = (str, int, float, bool, type(None))
 #: How a tensor and a list of tensors appear among a check's arguments.
 TENSOR, TENSORS = "<tensorops: tensor>", "<tensorops: tensors>"
 
@@ -93,7 +95,7 @@ def check(op: str, specs: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
     """
     items = tuple(keywords.items())
     for _, value in items:
-        if not isinstance(value, _PLAIN_DATA) and type(value) is not tuple:
+        if not isinstance(value, PLAIN_DATA) and type(value) is not tuple:
             return "own"  # a function, an object: the op's own code, traced
     try:
         try:
@@ -120,6 +122,7 @@ def checked(op: str, specs: tuple[Any, ...], keywords: tuple[tuple[str, Any], ..
 
 
 def stand_in_of(value: Any) -> Any:
+    """A check's argument as the op takes it: meta tensors for ``TENSOR`` / ``TENSORS`` specs."""
     if type(value) is tuple and value and value[0] == TENSOR:
         return STAND_INS["torch"](tuple(value[1]), str(value[2]))
     if type(value) is tuple and value and value[0] == TENSORS:

@@ -28,7 +28,7 @@ from tensorops._compile.tracing import (
 )
 from tensorops._errors import FRAMEWORK_ERRORS, TensorOpsError
 
-__all__ = ["REPLAYS", "Replay", "pass_through", "raise_error", "rebuild", "replayable", "spec"]
+__all__ = ["REPLAYS", "Replay", "pass_through", "raise_error", "replayable"]
 
 Replay = tuple[str, tuple[Any, ...]]
 _CallableT = TypeVar("_CallableT", bound=Callable[..., Any])
@@ -73,7 +73,7 @@ def raise_error(error: TensorOpsError, replay: Replay | None = None) -> NoReturn
         finally:
             del error  # the traceback holds this frame: no cycle through the error
     name, args = replay if replay is not None else ("", ())
-    _replay(name, spec(args))
+    _replay(name, _spec(args))
 
 
 class _Stand(NamedTuple):
@@ -87,14 +87,14 @@ class _Stand(NamedTuple):
 _CALLABLE = "<a function>"
 
 
-def spec(value: Any) -> Any:
+def _spec(value: Any) -> Any:
     """`value` with every array made a `_Stand` and every function a marker (traced)."""
     if type(value) is list or type(value) is tuple:
-        return type(value)(spec(item) for item in value)
+        return type(value)(_spec(item) for item in value)
     if isinstance(value, tuple):  # a named tuple of settings (einsum's): constants already
         return value
     if isinstance(value, dict):
-        return {key: spec(item) for key, item in value.items()}
+        return {key: _spec(item) for key, item in value.items()}
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         family = type(value).__module__.split(".")[0]
         return _Stand(family, tuple(_int(d) for d in value.shape), str(value.dtype))
@@ -115,14 +115,14 @@ def _sum(x: Any, axes: tuple[int, ...]) -> Any:
     return x.sum(axes)
 
 
-def rebuild(value: Any) -> Any:
-    """`value` with each `_Stand` made a stand-in array of its family (see `spec`)."""
+def _rebuild(value: Any) -> Any:
+    """`value` with each `_Stand` made a stand-in array of its family (see `_spec`)."""
     if isinstance(value, _Stand):
         return STAND_INS[value.family](value.shape, value.dtype)
     if type(value) is list or type(value) is tuple:
-        return type(value)(rebuild(item) for item in value)
+        return type(value)(_rebuild(item) for item in value)
     if isinstance(value, dict):
-        return {key: rebuild(item) for key, item in value.items()}
+        return {key: _rebuild(item) for key, item in value.items()}
     return _sum if value == _CALLABLE else value
 
 
@@ -135,7 +135,7 @@ def _replay(name: str, args: tuple[Any, ...]) -> NoReturn:
     try:
         with replaying(name):  # the replay raises its errors as eager code does
             if name in REPLAYS:
-                REPLAYS[name](*rebuild(args))
+                REPLAYS[name](*_rebuild(args))
     except TensorOpsError as raised:
         error = raised
     except FRAMEWORK_ERRORS as other:

@@ -45,6 +45,7 @@ from tensorops._compile import dynamo
 from tensorops._compile.checks import (
     NODE_OPS,
     OWN,
+    PLAIN_DATA,
     TENSOR,
     TENSORS,
     arm,
@@ -62,8 +63,6 @@ __all__ = ["install", "installed"]
 _PLAIN: tuple[type, ...] = ()
 #: A stand-in's default for an argument not given (a str: Dynamo holds it as a constant).
 _ABSENT = "<tensorops: not given>"
-#: Argument types a node may take as they are (a symbolic int is an ``int`` to Dynamo).
-_CONSTANTS: tuple[type, ...] = (str, int, float, bool, type(None))
 
 
 def _stand_in(op: str) -> Callable[..., Any]:
@@ -121,7 +120,7 @@ def _otherwise(op: str, checked: Any, args: tuple[Any, ...], keywords: dict[str,
     """
     if checked is None:
         for value in keywords.values():  # a function among symbolic sizes: not a node
-            if type(value) not in _CONSTANTS and type(value) not in _PLAIN:
+            if type(value) not in PLAIN_DATA and type(value) not in _PLAIN:
                 return OWN[op](*args, **keywords)
         arm()  # an error of the node's run is kept, and raised after it
         result = in_graph(op, *args, **keywords)
@@ -146,7 +145,7 @@ def _specs(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
         if kind in _PLAIN:
             specs += ((TENSOR, arg.shape, arg.dtype),)
             tensors = True
-        elif kind in _CONSTANTS:
+        elif kind in PLAIN_DATA:
             specs += (arg,)
         elif kind is list or kind is tuple:
             items: tuple[Any, ...] = ()
@@ -155,7 +154,7 @@ def _specs(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
                 if type(item) in _PLAIN:
                     items += ((item.shape, item.dtype),)
                     arrays += 1
-                elif type(item) in _CONSTANTS:
+                elif type(item) in PLAIN_DATA:
                     items += (item,)
                 else:
                     return None
@@ -174,7 +173,7 @@ def _specs(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
         if kind in _PLAIN:
             named[name] = (TENSOR, value.shape, value.dtype)
             tensors = True
-        elif kind in _CONSTANTS:
+        elif kind in PLAIN_DATA:
             named[name] = value
         else:
             return None
