@@ -15,6 +15,8 @@
 # against einops and plain torch). --fallback runs the compile tests with
 # TENSOROPS_COMPILE=traced (the forced fallback: no stand-ins, Dynamo traces tensorops'
 # Python). A summary line per release is printed at the end; logs go beside the venvs.
+# TORCH_MATRIX_CLEAN=1 removes each venv once its tests ran (CI sets it). Each new venv needs
+# about 6 GB of free disk (a CUDA build of torch); the script says so and stops when less is free.
 # The exit status is 1 if anything failed (CI runs it for 2.14.1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -52,11 +54,17 @@ for version in "${versions[@]}"; do
   log="$dir/$version.log"
   if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import torch, tensorops" 2>/dev/null; then
     echo "== torch $version: making $venv"
+    free_kb=$(df -Pk "$dir" | awk 'NR==2 {print $4}')
+    if [ "$free_kb" -lt 6000000 ]; then
+      summary+=("$version: only $((free_kb / 1024)) MB free under $dir, a venv needs about 6 GB")
+      failed=1
+      continue
+    fi
     rm -rf "$venv"
     python3 -m venv "$venv"
     "$venv/bin/python" -m pip install --quiet --upgrade pip
     # PIP_CONSTRAINT=" " lifts a configured cap on torch for this one command
-    PIP_CONSTRAINT=" " "$venv/bin/python" -m pip install --quiet "torch==$version" || {
+    PIP_CONSTRAINT=" " "$venv/bin/python" -m pip install --quiet --no-cache-dir "torch==$version" || {
       summary+=("$version: torch could not be installed"); failed=1; continue; }
     PIP_CONSTRAINT=" " "$venv/bin/python" -m pip install --quiet -c "$constraints" -e ".[torch,test]" || {
       summary+=("$version: tensorops' test extras could not be installed"); failed=1; continue; }
@@ -82,6 +90,9 @@ for version in "${versions[@]}"; do
     result="$result | bench: $(tail -3 "$log.bench" | tr '\n' ' ')"
   fi
   summary+=("$result")
+  if [ "${TORCH_MATRIX_CLEAN:-0}" = 1 ]; then
+    rm -rf "$venv"
+  fi
 done
 printf '\n==== torch matrix (%s) ====\n' "$root"
 printf '%s\n' "${summary[@]}"
