@@ -5,8 +5,8 @@ feature (or it behaves differently), the caller keeps the plain path: Dynamo tra
 tensorops' Python, as it traces einops'. Nothing here changes torch's behaviour
 beyond registering tensorops' own functions with it.
 
-* `when_dynamo_imported`: a ``sys.meta_path`` finder that wraps the loader of
-  ``torch._dynamo`` (torch has no hook for this);
+* `when_dynamo_imported`: runs the registrations once ``torch._dynamo`` is imported
+  (`tensorops._imports.when_imported`; torch has no hook for this);
 * `substitute`, `fold`: ``torch._dynamo.substitute_in_graph`` (exported by
   ``torch._dynamo``; ``skip_signature_check``, ``can_constant_fold_through``);
 * `allow_in_graph`: ``torch.compiler.allow_in_graph`` (public);
@@ -18,16 +18,17 @@ beyond registering tensorops' own functions with it.
 
 Why a finder: the stand-ins must be registered before Dynamo traces the first call,
 and importing Dynamo ourselves would cost every user seconds at ``import tensorops``.
-torch offers no hook for "Dynamo was imported", so the finder waits for the module
-``torch._dynamo`` to be executed, runs the registrations, and removes itself.
+torch offers no hook for "Dynamo was imported", so a finder waits for the module
+``torch._dynamo`` to be executed, runs the registrations, and removes itself. Where
+the module's loader cannot be wrapped, the registrations wait for the first call.
 """
 
 from __future__ import annotations
 
-import importlib.machinery
-import sys
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from tensorops._imports import when_imported
 
 __all__ = [
     "allow_in_graph",
@@ -44,38 +45,7 @@ _DYNAMO = "torch._dynamo"
 
 def when_dynamo_imported(hook: Callable[[Any], None]) -> None:
     """Run ``hook(torch._dynamo)`` now if Dynamo is imported, else right after it is."""
-    if _DYNAMO in sys.modules:
-        hook(sys.modules[_DYNAMO])
-    elif not any(isinstance(finder, _WaitForDynamo) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _WaitForDynamo(hook))
-
-
-class _WaitForDynamo:
-    """Runs a hook right after the package ``torch._dynamo`` is executed; then leaves.
-
-    A meta path finder needs only ``find_spec``: not deriving from
-    ``importlib.abc.MetaPathFinder`` spares ``import tensorops`` that module (8 ms).
-    """
-
-    def __init__(self, hook: Callable[[Any], None]) -> None:
-        self.hook = hook
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != _DYNAMO:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        loader = getattr(spec, "loader", None)
-        if loader is None or not hasattr(loader, "exec_module"):
-            return spec  # an unusual loader: the registrations wait for the first call
-        exec_module, hook = loader.exec_module, self.hook
-
-        def exec_then_hook(module: Any) -> None:
-            exec_module(module)
-            hook(module)
-
-        loader.exec_module = exec_then_hook
-        return spec
+    when_imported(_DYNAMO, hook)
 
 
 def substitute(dynamo: Any, original: Callable[..., Any], stand_in: Callable[..., Any]) -> bool:
