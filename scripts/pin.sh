@@ -2,7 +2,8 @@
 # Regenerate requirements/constraints.txt, the pinned test, docs and benchmark environment
 # that the README's test command and CI install with `pip install -c requirements/constraints.txt`.
 #
-#   bash scripts/pin.sh
+#   bash scripts/pin.sh           # everything resolved afresh (newest releases)
+#   bash scripts/pin.sh --keep    # the current pins kept; only what is new is resolved
 #
 # A fresh virtualenv gets torch==2.13.0 (the CPU build) and then every extra of tensorops;
 # `pip freeze` of it, less tensorops itself, becomes the constraints file. Run
@@ -11,7 +12,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/_venv.sh
 source scripts/_venv.sh
-full_venv
+if [ "${1:-}" = --keep ]; then
+  full_venv -c requirements/constraints.txt
+else
+  full_venv
+fi
 out=requirements/constraints.txt
 {
   echo "# The pinned test, docs and benchmark environment (Python $("$py" -c 'import platform; print(platform.python_version())'), Linux x86-64)."

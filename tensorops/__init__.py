@@ -18,10 +18,12 @@ from tensorops._convert import asnumpy as asnumpy
 from tensorops._convert import convert as convert
 from tensorops._einsum import ContractionPlan as ContractionPlan
 from tensorops._einsum import EinsumExpression as EinsumExpression
+from tensorops._einsum import PathOptimizer as PathOptimizer
 from tensorops._einsum import PlanStore as PlanStore
 from tensorops._einsum import einsum as einsum
 from tensorops._einsum import einsum_expression as einsum_expression
 from tensorops._einsum import einsum_path as einsum_path
+from tensorops._einsum import register_presets as register_presets
 from tensorops._errors import ArgumentError as ArgumentError
 from tensorops._errors import BackendError as BackendError
 from tensorops._errors import PatternError as PatternError
@@ -67,6 +69,7 @@ __all__ = [
     "BackendError",
     "ContractionPlan",
     "EinsumExpression",
+    "PathOptimizer",
     "PatternError",
     "PlanStore",
     "ShapeError",
@@ -88,6 +91,7 @@ __all__ = [
     "parse_shape",
     "rearrange",
     "reduce",
+    "register_presets",
     "repeat",
     "set_at",
     "softmax",

@@ -11,12 +11,15 @@ import pytest
 import tensorops
 
 HEAVY = ("torch", "jax", "dask", "array_api_strict", "cupy", "tensorflow", "tqdm", "matplotlib")
+# The tensor-network tools tensorops serves (PathOptimizer, register_presets), never imports.
+TOOLS = ("opt_einsum", "cotengra", "quimb")
 
 PUBLIC_API = [
     "ArgumentError",
     "BackendError",
     "ContractionPlan",
     "EinsumExpression",
+    "PathOptimizer",
     "PatternError",
     "PlanStore",
     "ShapeError",
@@ -38,6 +41,7 @@ PUBLIC_API = [
     "parse_shape",
     "rearrange",
     "reduce",
+    "register_presets",
     "repeat",
     "set_at",
     "softmax",
@@ -59,6 +63,17 @@ def _loaded_after(code: str) -> list[str]:
 def test_import_loads_no_framework() -> None:
     loaded = _loaded_after("import tensorops")
     assert [name for name in HEAVY if name in loaded] == []
+
+
+def test_path_optimizers_and_presets_import_no_tool() -> None:
+    """PathOptimizer and register_presets reach opt_einsum and cotengra only once imported."""
+    loaded = _loaded_after(
+        "import tensorops as tops\n"
+        "opt = tops.PathOptimizer('greedy')\n"
+        "opt([{'i', 'j'}, {'j', 'k'}, {'k'}], set(), {'i': 2, 'j': 3, 'k': 4})\n"
+        "tops.register_presets()"
+    )
+    assert [name for name in (*HEAVY, *TOOLS) if name in loaded] == []
 
 
 def test_import_loads_every_module_with_a_cache() -> None:

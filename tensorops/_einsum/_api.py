@@ -31,6 +31,7 @@ from tensorops._einsum._arguments import (
     split_operands,
 )
 from tensorops._einsum._bind import bind_equation
+from tensorops._einsum._optimizer import PathOptimizer
 from tensorops._einsum._program import (
     ContractionPlan,
     einsum_program,
@@ -276,6 +277,10 @@ def optimizer_path(
     if isinstance(optimizer, (str, tuple)) or not callable(optimizer):
         return settings
     bound = bind_equation(equation, tuple(shapes), tuple(lengths.items()), spaced)
+    if isinstance(optimizer, PathOptimizer):  # its path may slice, within the smaller limit
+        limit = settings.memory_limit
+        path, limit = optimizer.for_einsum(bound.axes, bound.output, bound.sizes, limit)
+        return settings._replace(strategy=tuple(path), memory_limit=limit)
     inputs = [frozenset(axes) for axes in bound.axes]
     output = frozenset(bound.output)
     try:

@@ -128,7 +128,7 @@ def plan_auto(net: BitNetwork) -> None:
         improve_by_dp(net, budget, cost)
 
 
-def plan_hyper(net: BitNetwork, max_time: float | None = None) -> None:
+def plan_hyper(net: BitNetwork, max_time: float | None = None, seed: int | None = None) -> None:
     """Search for a cheap tree for a network contracted many times.
 
     Args:
@@ -137,6 +137,8 @@ def plan_hyper(net: BitNetwork, max_time: float | None = None) -> None:
             re-planned, then ``dp`` within 500_000 candidate pairs.
         max_time: Seconds to search (wall time: the path then depends on the
             machine's speed); None: `HYPER_DEFAULT_WORK` units of work.
+        seed: Seed of the search's randomness past twenty operands (None: one
+            derived from the network, so a network always gets the same path).
     """
     n = len(net.inputs)
     if n <= _AUTO_OPTIMAL_MAX:
@@ -151,4 +153,4 @@ def plan_hyper(net: BitNetwork, max_time: float | None = None) -> None:
     if max_time is not None:
         work, deadline = 1 << 62, time.perf_counter() + max_time
     with planning_effort(work, deadline, "hyper") as effort:
-        search(net, effort)
+        search(net, effort, seed)

@@ -53,6 +53,7 @@ __all__ = [
     "PlannedPath",
     "find_path",
     "plan_contraction",
+    "plan_unsliced",
     "slice_path",
 ]
 
@@ -91,11 +92,13 @@ _PLANNERS: dict[str, Planner] = {
 }
 
 
-def _planner(strategy: str, max_time: float | None) -> Planner:
+def _planner(strategy: str, max_time: float | None, seed: int | None = None) -> Planner:
     if strategy == "hyper":
-        return lambda net: plan_hyper(net, max_time)
+        return lambda net: plan_hyper(net, max_time, seed)
     if max_time is not None:
         raise ValueError(f"max_time applies to strategy 'hyper' only, not {strategy!r}")
+    if seed is not None:
+        raise ValueError(f"seed applies to strategy 'hyper' only, not {strategy!r}")
     found = _PLANNERS.get(strategy)
     if found is None:
         raise ValueError(f"unknown strategy {strategy!r}; valid strategies are {PLANNERS}")
@@ -173,6 +176,7 @@ def plan_contraction(
     *,
     max_time: float | None = None,
     minimize: str = "flops",
+    seed: int | None = None,
 ) -> PlannedPath:
     """Plan the order in which to contract einsum operands, and what to slice.
 
@@ -187,6 +191,7 @@ def plan_contraction(
         max_time: Seconds ``hyper`` may search (None: a fixed amount of work).
         minimize: ``"flops"``, or ``"combo"`` for FLOPs plus
             `COMBO_WRITE_WEIGHT` per element written.
+        seed: Seed of ``hyper``'s search (None: derived from the network).
 
     Returns:
         The path and the sliced axes.
@@ -203,8 +208,37 @@ def plan_contraction(
         >>> plan_contraction(ring, (), dict.fromkeys("abcd", 100), memory_limit=1000)
         PlannedPath(path=((0, 3), (1, 2), (0, 1)), sliced_axes=('b',))
     """
-    path, sliced = _plan(inputs, output, size_dict, strategy, memory_limit, max_time, minimize)
+    path, sliced = _plan(
+        inputs, output, size_dict, strategy, memory_limit, max_time, minimize, seed
+    )
     return PlannedPath(tuple(path), sliced)
+
+
+def plan_unsliced(
+    inputs: Sequence[tuple[str, ...]],
+    output: tuple[str, ...],
+    size_dict: Mapping[str, int],
+    strategy: str,
+    memory_limit: int | None,
+    *,
+    max_time: float | None = None,
+    minimize: str = "flops",
+    seed: int | None = None,
+) -> PlannedPath:
+    """A path that never slices: under a memory limit, the planner's path within it.
+
+    The path opt_einsum's protocol asks for, where the caller cannot slice: every
+    intermediate fits ``memory_limit`` where a path allows it; where none does, the
+    operands that cannot be paired within it are contracted in one last step, as
+    opt_einsum's own optimizers do. Arguments and errors are `plan_contraction`'s.
+    """
+    if memory_limit is None or len(inputs) <= 2:
+        path = _plan(inputs, output, size_dict, strategy, None, max_time, minimize, seed)[0]
+        return PlannedPath(tuple(path), ())
+    weight = _write_weight(minimize)
+    net = BitNetwork(inputs, output, size_dict, memory_limit, weight)
+    _planner(strategy, max_time, seed)(net)
+    return PlannedPath(tuple(net.linear_path()), ())
 
 
 def _plan(
@@ -215,8 +249,9 @@ def _plan(
     memory_limit: int | None,
     max_time: float | None,
     minimize: str,
+    seed: int | None = None,
 ) -> tuple[Path, tuple[str, ...]]:
-    planner = _planner(strategy, max_time)
+    planner = _planner(strategy, max_time, seed)
     weight = COMBO_WRITE_WEIGHT if minimize == "combo" else _write_weight(minimize)
     if not inputs:
         raise ValueError("a contraction needs at least one operand")
