@@ -21,13 +21,18 @@ Four tables, printed as markdown:
    the persistent plan store on, then the same network planned by a second fresh
    process, which reads the stored plan (the fastest of three such processes; time
    of the ``einsum_path`` call only, interpreter start-up and import excluded).
-5. **Combo factor** (``--combo``): the time of matrix products of many shapes
+5. **tensorops' optimizer inside cotengra and quimb** (``--tools``): the contraction
+   tree cotengra (or quimb, for random quantum circuits) makes with
+   ``optimize=tensorops.PathOptimizer("hyper", max_time=...)`` at cotengra's default
+   HyperOptimizer's time and at a tenth of it, against that default
+   (``benchmarks/_planner_in_tools.py``).
+6. **Combo factor** (``--combo``): the time of matrix products of many shapes
    fitted as ``a * flops + b * writes``; ``b / a`` is what writing an element
    costs in FLOPs on this machine (``COMBO_WRITE_WEIGHT`` is chosen from it).
 
 Usage::
 
-    python benchmarks/einsum_planning.py [--quick] [--combo] [--store]
+    python benchmarks/einsum_planning.py [--quick] [--combo] [--store] [--tools]
 """
 
 from __future__ import annotations
@@ -60,6 +65,9 @@ from opt_einsum.testing import rand_equation
 
 from tensorops._einsum._cost import contraction_steps, sliced_contraction_steps, total_flops
 from tensorops._einsum._paths import find_path, plan_contraction
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _planner_in_tools import print_tools
 
 SIZES = (3, 5, 8, 10, 12, 15, 20, 30, 50, 100, 200, 300)
 QUICK_SIZES = (3, 5, 10, 20, 50, 100, 300)
@@ -539,7 +547,15 @@ def main() -> None:
         action="store_true",
         help="with --cotengra-default: also cotengra's greedy-driven HyperOptimizer(64)",
     )
+    parser.add_argument(
+        "--tools",
+        action="store_true",
+        help="only the table of tensorops' PathOptimizer inside cotengra and quimb",
+    )
     args = parser.parse_args()
+    if args.tools:
+        print_tools(args.quick, lambda line: print(line, file=sys.stderr, flush=True))
+        return
     if args.store:
         _print_store(args.quick)
         return
