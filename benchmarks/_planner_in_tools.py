@@ -31,17 +31,14 @@ import numpy as np
 import tensorops as tops
 from tensorops._einsum._cost import contraction_steps, total_flops
 
-GENERATED = {
-    "random 3-regular, 100 tensors": ("randreg_equation", (100, 3), {"seed": 1}),
-    "random 3-regular, 200 tensors": ("randreg_equation", (200, 3), {"seed": 1}),
-    "10x10 lattice, bonds 2-4": ("lattice_equation", ([10, 10],), {"d_max": 4, "seed": 1}),
-    "5x5x5 lattice, bonds 2-3": ("lattice_equation", ([5, 5, 5],), {"seed": 1}),
-    "random, hyper-indices, 120 tensors": (
-        "rand_equation",
-        (120, 3),
-        {"n_out": 2, "n_hyper_in": 2, "n_hyper_out": 1, "seed": 1},
-    ),
-}
+# cotengra's generators (the partitioning table's ISSUE_NETWORKS) used here
+GENERATED = (
+    "random 3-regular, 100 tensors",
+    "random 3-regular, 200 tensors",
+    "10x10 lattice, bonds 2-4",
+    "5x5x5 lattice, bonds 2-3",
+    "random, hyper-indices, 120 tensors",
+)
 CIRCUITS = {  # rows, columns, cycles
     "circuit 4x4, 12 cycles": (4, 4, 12),
     "circuit 4x5, 14 cycles": (4, 5, 14),
@@ -71,24 +68,22 @@ def _grid_circuit(rows: int, columns: int, cycles: int, seed: int = 1) -> Any:
     return circuit.amplitude_tn("0" * (rows * columns))
 
 
-def _network(name: str) -> tuple[list[tuple[Any, ...]], tuple[Any, ...], dict[Any, int]]:
-    import cotengra as ctg
-
+def _network(
+    name: str, generate: Callable[[str], Any]
+) -> tuple[list[tuple[Any, ...]], tuple[Any, ...], dict[Any, int]]:
     if name in CIRCUITS:
         inputs, output, sizes = _grid_circuit(*CIRCUITS[name]).get_inputs_output_size_dict()
         return [tuple(t) for t in inputs], tuple(output), dict(sizes)
-    function, args, kwargs = GENERATED[name]
-    contraction = getattr(ctg.utils, function)(*args, **kwargs)
-    inputs = [tuple(t) for t in contraction.inputs]
-    return inputs, tuple(contraction.output), dict(contraction.size_dict)
+    inputs, output, sizes = generate(name)
+    return [tuple(t) for t in inputs], tuple(output), dict(sizes)
 
 
-def _tree(name: str, optimize: Any) -> tuple[float, float]:
+def _tree(name: str, optimize: Any, generate: Callable[[str], Any]) -> tuple[float, float]:
     """Seconds and log10 FLOPs of the tree cotengra (or quimb, for a circuit) makes."""
     import cotengra as ctg
 
     circuit = _grid_circuit(*CIRCUITS[name]) if name in CIRCUITS else None
-    inputs, output, sizes = _network(name)
+    inputs, output, sizes = _network(name, generate)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -108,8 +103,11 @@ def _tree(name: str, optimize: Any) -> tuple[float, float]:
     return seconds, math.log10(flops)
 
 
-def print_tools(quick: bool, log: Callable[[str], None]) -> None:
-    """The table: tensorops' optimizer inside cotengra / quimb against cotengra's default."""
+def print_tools(quick: bool, generate: Callable[[str], Any], log: Callable[[str], None]) -> None:
+    """The table: tensorops' optimizer inside cotengra / quimb against cotengra's default.
+
+    ``generate(name)`` makes the network of a name in `GENERATED`.
+    """
     import cotengra as ctg
 
     names = QUICK if quick else (*GENERATED, *CIRCUITS)
@@ -121,13 +119,13 @@ def print_tools(quick: bool, log: Callable[[str], None]) -> None:
     print("|---|---:|---:|---:|---:|---:|")
     equal, tenth = [], []
     for name in names:
-        default = _tree(name, ctg.HyperOptimizer(parallel=False, progbar=False))
-        same = _tree(name, tops.PathOptimizer("hyper", max_time=default[0]))
-        fast = _tree(name, tops.PathOptimizer("hyper", max_time=default[0] / 10))
+        default = _tree(name, ctg.HyperOptimizer(parallel=False, progbar=False), generate)
+        same = _tree(name, tops.PathOptimizer("hyper", max_time=default[0]), generate)
+        fast = _tree(name, tops.PathOptimizer("hyper", max_time=default[0] / 10), generate)
         equal.append(same[1] - default[1])
         tenth.append(fast[1] - default[1])
         cells = [f"{cost:.2f} ({seconds:.3g} s)" for seconds, cost in (default, same, fast)]
-        tensors = len(_network(name)[0])
+        tensors = len(_network(name, generate)[0])
         print(
             f"| {name} ({tensors}) | " + " | ".join(cells)
             + f" | {10 ** equal[-1]:.2f} | {10 ** tenth[-1]:.2f} |"

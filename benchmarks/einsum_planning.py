@@ -554,7 +554,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.tools:
-        print_tools(args.quick, lambda line: print(line, file=sys.stderr, flush=True))
+        log = partial(print, file=sys.stderr, flush=True)
+        print_tools(args.quick, _issue_network, log)
         return
     if args.store:
         _print_store(args.quick)
