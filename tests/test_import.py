@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -118,3 +119,34 @@ def test_public_api_is_locked() -> None:
 def test_public_names_have_docstrings_with_examples(name: str) -> None:
     doc = getattr(tensorops, name).__doc__ or ""
     assert "Examples:" in doc, f"tensorops.{name} has no 'Examples:' section"
+
+
+def test_when_imported_runs_hooks_after_the_module_runs(tmp_path: Any, monkeypatch: Any) -> None:
+    from tensorops._imports import when_imported
+
+    (tmp_path / "tops_hooked_module.py").write_text("VALUE = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen: list[tuple[str, int]] = []
+    when_imported("tops_hooked_module", lambda module: seen.append(("first", module.VALUE)))
+    when_imported("tops_hooked_module", lambda module: seen.append(("second", module.VALUE)))
+    waiting = [f for f in sys.meta_path if getattr(f, "name", None) == "tops_hooked_module"]
+    assert len(waiting) == 1  # one finder per module, however many hooks
+    assert seen == []
+    import tops_hooked_module  # noqa: F401
+
+    assert seen == [("first", 42), ("second", 42)]
+    assert not [f for f in sys.meta_path if getattr(f, "name", None) == "tops_hooked_module"]
+    when_imported("tops_hooked_module", lambda module: seen.append(("now", module.VALUE)))
+    assert seen[-1] == ("now", 42)  # imported already: at once
+    monkeypatch.delitem(sys.modules, "tops_hooked_module")
+
+
+def test_when_imported_leaves_a_module_no_finder_finds(monkeypatch: Any) -> None:
+    from tensorops._imports import when_imported
+
+    seen: list[Any] = []
+    when_imported("tops_no_such_module", seen.append)
+    with pytest.raises(ModuleNotFoundError):
+        import tops_no_such_module  # noqa: F401
+    assert seen == []
+    assert not [f for f in sys.meta_path if getattr(f, "name", None) == "tops_no_such_module"]
