@@ -174,6 +174,51 @@ class Backend(Protocol):
         einsum is not faster (the planned program runs).
         """
 
+    # Einsum over other semirings (tensorops._einsum._semiring): log-space and max-plus
+    # kernels. None of these warns on infinities: -inf is the log of 0.
+
+    def dtype_kind(self, dtype: Any) -> str:
+        """The kind of `dtype`: ``"b"``, ``"i"``, ``"f"``, ``"c"`` or ``"O"``.
+
+        Bool, any integer, real floating, complex, anything else (NumPy's letters,
+        unsigned integers counted as ``"i"``).
+        """
+
+    def floating(self, x: Any) -> Any:
+        """``x`` if it is floating, else converted to the dtype the family's ``exp`` gives it."""
+
+    def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
+        """``(exp(x - m), m)`` with ``m`` the maximum of ``x`` over `axis`, kept as size 1.
+
+        A maximum that is not finite (a slice all ``-inf``) shifts by 0 instead, so
+        that no ``inf - inf`` is taken. Where the family differentiates, ``m`` is a
+        constant: the result does not depend on it.
+        """
+
+    def log(self, x: Any) -> Any:
+        """The natural logarithm; ``log(0)`` is ``-inf``, without a warning."""
+
+    def logaddexp(self, a: Any, b: Any) -> Any:
+        """``log(exp(a) + exp(b))``, computed stably, with broadcasting."""
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        """The element-wise maximum, with broadcasting."""
+
+    def minimum(self, a: Any, b: Any) -> Any:
+        """The element-wise minimum, with broadcasting."""
+
+    def where(self, condition: Any, a: Any, b: Any) -> Any:
+        """``a`` where `condition` holds, else ``b`` (arrays, with broadcasting)."""
+
+    def take(self, x: Any, index: Any) -> Any:
+        """The elements of ``x`` at the flat (row-major) positions `index`, shaped as it."""
+
+    def arange(self, n: int, like: Any) -> Any:
+        """The integers ``0 .. n - 1`` (the family's index dtype) on `like`'s device."""
+
+    def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
+        """A new array of `shape` filled with `value`, of `like`'s dtype and device."""
+
     # Indexing (get_at, set_at, add_at). The plan brings the arrays to the layout of an
     # IndexSpec; these make the calls in between.
 

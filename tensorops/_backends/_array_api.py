@@ -34,6 +34,10 @@ _SCALAR_KINDS: tuple[tuple[type, tuple[str, ...]], ...] = (
 )
 
 
+#: The standard's dtype kinds and NumPy's letter for each (`ArrayApiBackend.dtype_kind`).
+_KINDS = (("bool", "b"), ("integral", "i"), ("real floating", "f"), ("complex floating", "c"))
+
+
 class ArrayApiBackend:
     """Primitives for the arrays of one array-API namespace ``xp``."""
 
@@ -134,8 +138,64 @@ class ArrayApiBackend:
         top = xp.max(x, axis=axis, keepdims=True)
         # an infinite maximum (all -inf, or a +inf) would give inf - inf: shift by 0 instead
         top = xp.where(xp.isfinite(top), top, xp.zeros_like(top))
-        total = xp.log(xp.sum(xp.exp(x - top), axis=axis))
+        total = self.log(xp.sum(xp.exp(x - top), axis=axis))
         return total + xp.reshape(top, total.shape)
+
+    def dtype_kind(self, dtype: Any) -> str:
+        kinds = (
+            ("bool", "b"),
+            ("integral", "i"),
+            ("real floating", "f"),
+            ("complex floating", "c"),
+        )
+        return next((kind for name, kind in kinds if self.xp.isdtype(dtype, name)), "O")
+
+    def floating(self, x: Any) -> Any:
+        if self.xp.isdtype(x.dtype, ("real floating", "complex floating")):
+            return x
+        info = getattr(self.xp, "__array_namespace_info__", None)
+        dtype = info().default_dtypes()["real floating"] if info else self.xp.float64
+        return self.xp.astype(x, dtype)
+
+    def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
+        xp = self.xp
+        top = xp.max(x, axis=axis, keepdims=True)
+        top = xp.where(xp.isfinite(top), top, xp.zeros_like(top))
+        return xp.exp(x - top), top
+
+    def log(self, x: Any) -> Any:
+        # log(0) warns where the library computes with NumPy (array-api-strict, Dask's
+        # chunks, when they are computed): zeros are taken apart instead
+        xp = self.xp
+        zero = x == 0
+        logs = xp.log(xp.where(zero, xp.ones_like(x), x))
+        return xp.where(zero, xp.full_like(x, -math.inf), logs)
+
+    def logaddexp(self, a: Any, b: Any) -> Any:
+        return self.xp.logaddexp(a, b)
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        return self.xp.maximum(a, b)
+
+    def minimum(self, a: Any, b: Any) -> Any:
+        return self.xp.minimum(a, b)
+
+    def where(self, condition: Any, a: Any, b: Any) -> Any:
+        return self.xp.where(condition, a, b)
+
+    def take(self, x: Any, index: Any) -> Any:
+        flat = self.xp.take(self.reshape(x, (-1,)), self.reshape(index, (-1,)), axis=0)
+        return self.reshape(flat, tuple(index.shape))
+
+    def arange(self, n: int, like: Any) -> Any:
+        from array_api_compat import device
+
+        return self.xp.arange(n, device=device(like))
+
+    def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
+        from array_api_compat import device
+
+        return self.xp.full(shape, value, dtype=like.dtype, device=device(like))
 
     def einsummer(self, equation: str) -> Callable[..., Any] | None:
         return None  # the array API standard has no einsum

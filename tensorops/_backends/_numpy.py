@@ -16,6 +16,15 @@ from tensorops._types import Executor, IndexSpec
 __all__ = ["NumpyBackend", "reduced_last", "split_by_slicing"]
 
 
+def _quiet() -> Any:
+    """NumPy's warnings for log(0) and exp overflow silenced (one object per use).
+
+    Infinities are values in log space (log 0 = -inf), and inf is the answer of an exp
+    that overflows there.
+    """
+    return np.errstate(divide="ignore", over="ignore")
+
+
 def _logsumexp(x: Any, axes: tuple[int, ...]) -> Any:
     """log(sum(exp(x))) over `axes`, shifted by the maximum so that nothing overflows.
 
@@ -25,10 +34,11 @@ def _logsumexp(x: Any, axes: tuple[int, ...]) -> Any:
     top = np.maximum.reduce(x, axes, keepdims=True)
     # an infinite maximum (all -inf, or a +inf) would give inf - inf: shift by 0 instead
     top[np.isinf(top)] = 0
-    total = np.add.reduce(np.exp(x - top), axes)
-    if type(total) is not np.ndarray:  # every axis reduced: a NumPy scalar, not writable
-        return np.log(total) + top.reshape(())
-    np.log(total, out=total)
+    with _quiet():  # log(0) = -inf is the answer for a slice all -inf, not a mistake
+        total = np.add.reduce(np.exp(x - top), axes)
+        if type(total) is not np.ndarray:  # every axis reduced: a NumPy scalar, not writable
+            return np.log(total) + top.reshape(())
+        np.log(total, out=total)
     total += top.reshape(total.shape)
     return total
 
@@ -182,6 +192,49 @@ class NumpyBackend:
 
     def is_integer(self, dtype: Any) -> bool:
         return bool(np.issubdtype(dtype, np.integer))
+
+    def dtype_kind(self, dtype: Any) -> str:
+        kind = np.dtype(dtype).kind
+        return "i" if kind == "u" else kind if kind in "bifc" else "O"
+
+    def floating(self, x: Any) -> Any:
+        if x.dtype.kind in "fc":
+            return x
+        # the dtype np.exp gives: float16 for (u)int8 and bool, float32 for int16, ...
+        return x.astype(np.result_type(x.dtype, np.float16))
+
+    def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
+        top = np.maximum.reduce(x, axis, keepdims=True)
+        top[~np.isfinite(top)] = 0
+        shifted = np.subtract(x, top)
+        with _quiet():
+            np.exp(shifted, out=shifted)
+        return shifted, top
+
+    def log(self, x: Any) -> Any:
+        with _quiet():
+            return np.log(x)
+
+    def logaddexp(self, a: Any, b: Any) -> Any:
+        return np.logaddexp(a, b)
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        return np.maximum(a, b)
+
+    def minimum(self, a: Any, b: Any) -> Any:
+        return np.minimum(a, b)
+
+    def where(self, condition: Any, a: Any, b: Any) -> Any:
+        return np.where(condition, a, b)
+
+    def take(self, x: Any, index: Any) -> Any:
+        return np.take(x, index)  # no axis: the flattened array
+
+    def arange(self, n: int, like: Any) -> Any:
+        return np.arange(n)
+
+    def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
+        return np.full(shape, value, dtype=like.dtype)
 
     def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
         positions = _positions(spec, merge_batch=True)

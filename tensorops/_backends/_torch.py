@@ -153,6 +153,46 @@ class TorchBackend:
     def is_integer(self, dtype: Any) -> bool:
         return not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)
 
+    def dtype_kind(self, dtype: Any) -> str:
+        if dtype == torch.bool:
+            return "b"
+        return "f" if dtype.is_floating_point else "c" if dtype.is_complex else "i"
+
+    def floating(self, x: Any) -> Any:
+        if x.is_floating_point() or x.is_complex():
+            return x
+        return x.to(torch.get_default_dtype())  # what torch.exp gives an integer tensor
+
+    def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
+        # detached: the result does not depend on the shift, so no gradient need flow there
+        top = torch.amax(x.detach(), axis, keepdim=True)
+        top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+        return torch.exp(x - top), top
+
+    def log(self, x: Any) -> Any:
+        return torch.log(x)
+
+    def logaddexp(self, a: Any, b: Any) -> Any:
+        return torch.logaddexp(a, b)
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        return torch.maximum(a, b)
+
+    def minimum(self, a: Any, b: Any) -> Any:
+        return torch.minimum(a, b)
+
+    def where(self, condition: Any, a: Any, b: Any) -> Any:
+        return torch.where(condition, a, b)
+
+    def take(self, x: Any, index: Any) -> Any:
+        return torch.take(x, index)  # x read as flattened, the result shaped as index
+
+    def arange(self, n: int, like: Any) -> Any:
+        return torch.arange(n, device=like.device)
+
+    def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
+        return torch.full(shape, value, dtype=like.dtype, device=like.device)
+
     # No range check: it would read the index on the host (a sync). torch's kernels check
     # it themselves (an error on the CPU, a device-side assert on CUDA).
     def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
