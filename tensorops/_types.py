@@ -22,7 +22,7 @@ Executor = Callable[[Any, Any], Any]
 #: correction); ``logsumexp`` is stable for large magnitudes.
 #: The einsum strategies: every name the planner takes (``tensorops._einsum._paths``)
 #: and ``tops.config`` / ``einsum`` validate.
-PLANNERS: tuple[str, ...] = ("auto", "optimal", "dp", "greedy", "hyper")
+PLANNERS: tuple[str, ...] = ("auto", "optimal", "dp", "greedy", "hyper", "partition")
 
 REDUCTIONS: tuple[str, ...] = (
     "sum",

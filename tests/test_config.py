@@ -111,7 +111,7 @@ def test_per_call_strategy_wins() -> None:
 
 @pytest.mark.parametrize("bad", ["fast", "", None, 3, ["auto"]])
 def test_unknown_strategy_is_rejected_at_set_time(bad: object) -> None:
-    message = f"unknown einsum strategy {bad!r}; valid: auto, optimal, dp, greedy, hyper"
+    message = f"unknown einsum strategy {bad!r}; valid: auto, optimal, dp, greedy, hyper, partition"
     with pytest.raises(tops.TensorOpsError) as info:
         tops.config.strategy = bad  # type: ignore[assignment]
     assert info.value.reason == message

@@ -166,7 +166,7 @@ def test_unsupported_type() -> None:
 def test_strategy_and_path_errors() -> None:
     unknown = _error("ij", A, strategy="fast")
     assert unknown.reason == (
-        "unknown einsum strategy 'fast'; valid: auto, optimal, dp, greedy, hyper, "
+        "unknown einsum strategy 'fast'; valid: auto, optimal, dp, greedy, hyper, partition, "
         "or an explicit path"
     )
     invalid = _error("ij,jk", A, np.ones((3, 2)), strategy=[(0, 2)])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tensorops._einsum._bitnet import BitNetwork
-from tensorops._einsum._cost import contraction_steps, total_flops
+from tensorops._einsum._cost import contraction_steps, sliced_contraction_steps, total_flops
 from tensorops._einsum._greedy import plan_greedy
 from tensorops._einsum._hyper import Effort, network_seed, random_scorer, search
 from tensorops._einsum._partition import Hypergraph, bisect, partition_tree
@@ -146,6 +146,33 @@ def test_hyper_on_small_networks_is_at_least_as_good_as_auto() -> None:
         assert cost(network, find_path(*network, "hyper")) <= cost(
             network, find_path(*network, "auto")
         )
+
+
+@pytest.mark.parametrize("index", range(len(LARGE)))
+def test_partition_strategy_beats_greedy_and_is_deterministic(index: int) -> None:
+    network = LARGE[index]
+    path = find_path(*network, "partition")
+    assert contraction_steps(*network, path)[-1].result == network[1]
+    assert cost(network, path) <= cost(network, find_path(*network, "greedy"))
+    assert find_path(*network, "partition") == path
+    assert find_path(*network, "partition", seed=5) == find_path(*network, "partition", seed=5)
+
+
+def test_partition_strategy_on_small_or_limited_networks_plans_as_auto() -> None:
+    small = random_network(14, 41)
+    assert find_path(*small, "partition") == find_path(*small, "auto")
+    inputs, output, sizes = random_network(40, 12)
+    limited = plan_contraction(inputs, output, sizes, "partition", memory_limit=10_000)
+    steps = sliced_contraction_steps(
+        inputs, output, sizes, limited.path, frozenset(limited.sliced_axes)
+    )
+    assert steps.largest_intermediate <= 10_000
+
+
+def test_partition_trees_differ_by_seed() -> None:
+    network = random_network(60, 13)
+    paths = {tuple(find_path(*network, "partition", seed=seed)) for seed in range(4)}
+    assert len(paths) > 1
 
 
 def test_combo_objective_reaches_the_search() -> None:

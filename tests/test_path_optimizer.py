@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import tensorops as tops
 from tensorops._einsum import _optimizer
 
-STRATEGIES = ("auto", "optimal", "dp", "greedy", "hyper")
+STRATEGIES = ("auto", "optimal", "dp", "greedy", "hyper", "partition")
 RING = "ab,bc,cd,de,ea->"
 
 
@@ -172,8 +172,8 @@ def test_pickles_compares_and_shows_its_settings() -> None:
     [
         ({"strategy": "best"}, "unknown path optimizer strategy 'best'; valid: auto, optimal"),
         ({"minimize": "size"}, "unknown objective 'size'; valid: flops, combo"),
-        ({"strategy": "dp", "max_time": 1.0}, "apply to strategy 'hyper' only, not 'dp'"),
-        ({"strategy": "greedy", "seed": 1}, "apply to strategy 'hyper' only, not 'greedy'"),
+        ({"strategy": "dp", "max_time": 1.0}, "applies to strategy 'hyper' only, not 'dp'"),
+        ({"strategy": "greedy", "seed": 1}, "'hyper' and 'partition' only, not 'greedy'"),
         ({"strategy": "hyper", "max_time": 0}, "max_time=0 is not a positive number"),
         ({"strategy": "hyper", "seed": 1.5}, "seed=1.5 is not an integer"),
         ({"memory_limit": 0}, "memory_limit=0 is not a positive number of elements"),

@@ -509,7 +509,9 @@ def test_errors() -> None:
     network = random_network(OPTIMAL_MAX_OPERANDS + 1, 0)
     with pytest.raises(ValueError, match=r"optimal planning of \d+ operands would take too long"):
         find_path(*network, strategy="optimal")
-    with pytest.raises(ValueError, match=r"'auto', 'optimal', 'dp', 'greedy', 'hyper'"):
+    with pytest.raises(
+        ValueError, match=r"'auto', 'optimal', 'dp', 'greedy', 'hyper', 'partition'"
+    ):
         find_path(*network, strategy="branch")
     with pytest.raises(ValueError, match="at least one operand"):
         find_path([], (), {})

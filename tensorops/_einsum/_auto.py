@@ -29,11 +29,11 @@ import time
 from tensorops._einsum._bitnet import BitNetwork
 from tensorops._einsum._dp import improve_by_dp, plan_optimal
 from tensorops._einsum._greedy import greedy_cost, plan_greedy
-from tensorops._einsum._hyper import greedy_work, search
+from tensorops._einsum._hyper import greedy_work, plan_partitioned, search
 from tensorops._einsum._progress import planning_effort
 from tensorops._einsum._reconfigure import ContractionTree, reconfigure_work
 
-__all__ = ["HYPER_DEFAULT_WORK", "plan_auto", "plan_hyper"]
+__all__ = ["HYPER_DEFAULT_WORK", "plan_auto", "plan_hyper", "plan_partition"]
 
 _AUTO_OPTIMAL_MAX = 5
 # dp within this many candidate pairs is tried first up to eight operands: it fits
@@ -154,3 +154,15 @@ def plan_hyper(net: BitNetwork, max_time: float | None = None, seed: int | None 
         work, deadline = 1 << 62, time.perf_counter() + max_time
     with planning_effort(work, deadline, "hyper") as effort:
         search(net, effort, seed)
+
+
+def plan_partition(net: BitNetwork, seed: int | None = None) -> None:
+    """Trees by recursive bisection past twenty operands (`plan_partitioned`).
+
+    Up to twenty operands, or under a memory limit (which bisection does not
+    check), it plans as ``auto`` does.
+    """
+    if len(net.inputs) <= _AUTO_RECONFIGURE_MAX or net.limit is not None:
+        plan_auto(net)
+    else:
+        plan_partitioned(net, seed)

@@ -33,7 +33,15 @@ from tensorops._einsum._partition import partition_tree
 from tensorops._einsum._prng import GUMBEL, Random, fingerprint, log2_fixed
 from tensorops._einsum._reconfigure import ContractionTree
 
-__all__ = ["Effort", "greedy_work", "network_seed", "partition_work", "random_scorer", "search"]
+__all__ = [
+    "Effort",
+    "greedy_work",
+    "network_seed",
+    "partition_work",
+    "plan_partitioned",
+    "random_scorer",
+    "search",
+]
 
 # Work units are splits tried by the subset search (reconfigure_work); a greedy path
 # takes about as long as this many per operand, and a partition tree this many per
@@ -48,6 +56,7 @@ _SETTLE_PARTITIONS = 4  # the cheapest partition trees settled beside the greedy
 _IMBALANCES = (1, 3, 5, 10, 15, 20, 30, 45, 60)  # percent
 _LEAF_SIZES = (3, 4, 5)
 _PARTITION_WORK_PER_OPERAND = 40
+_PARTITIONED_TREES = 16  # trees the "partition" strategy samples
 _POPULATION = 2  # trees refined side by side at first
 _RUNG = 2  # passes between two halvings of the population
 _REFINE_PARTS = (5, 6, 5, 7)  # parts per random pass, in turn
@@ -184,6 +193,21 @@ def _partition_starts(net: BitNetwork, effort: Effort, rng: Random) -> list[Cont
 def partition_work(n: int) -> int:
     """Return the work units of one partition tree over ``n`` operands."""
     return _PARTITION_WORK_PER_OPERAND * n * max(1, n.bit_length())
+
+
+def plan_partitioned(net: BitNetwork, seed: int | None = None) -> None:
+    """The ``partition`` strategy: the cheapest of a few bisection trees, settled.
+
+    `_PARTITIONED_TREES` trees by recursive bisection (sampled as the search's
+    partition starts are), the cheapest four reconfigured by the fixed cuts
+    within three times the work of sampling them. Deterministic for a seed.
+    """
+    rng = Random(network_seed(net) if seed is None else seed)
+    sampling = partition_work(len(net.inputs)) * _PARTITIONED_TREES
+    effort = Effort(sampling * _PARTITION_SHARE)  # a quarter samples, the rest settles
+    settled = _settle([(0, tree) for tree in _partition_starts(net, effort, rng)], effort)
+    settled.sort(key=lambda item: item[0])  # stable: the first of equals wins
+    settled[0][1].emit()
 
 
 def search(net: BitNetwork, effort: Effort, seed: int | None = None) -> None:

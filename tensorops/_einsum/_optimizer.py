@@ -57,8 +57,8 @@ class PathOptimizer:
     when one is active (``tops.config.plan_store``).
 
     Args:
-        strategy: ``"auto"``, ``"optimal"``, ``"dp"``, ``"greedy"`` or
-            ``"hyper"``, as for `tensorops.einsum`.
+        strategy: ``"auto"``, ``"optimal"``, ``"dp"``, ``"greedy"``, ``"hyper"``
+            or ``"partition"``, as for `tensorops.einsum`.
         max_time: Seconds ``"hyper"`` may search (None: a fixed amount of work,
             so the path does not depend on the machine's speed).
         minimize: ``"flops"``, or ``"combo"`` for FLOPs plus memory writes.
@@ -68,12 +68,13 @@ class PathOptimizer:
             fit; a call, whose path cannot slice, returns a path within the
             limit where one exists, else one that contracts what cannot be
             paired in a last step, as opt_einsum's optimizers do.
-        seed: Seed of ``"hyper"``'s search (None: derived from the network).
+        seed: Seed of the randomness of ``"hyper"`` and ``"partition"`` (None:
+            derived from the network).
 
     Raises:
-        TensorOpsError: An unknown strategy or objective, ``max_time`` or
-            ``seed`` with another strategy than ``"hyper"``, or a limit that
-            is no positive integer.
+        TensorOpsError: An unknown strategy or objective, ``max_time`` with
+            another strategy than ``"hyper"``, ``seed`` with another than
+            ``"hyper"`` or ``"partition"``, or a limit that is no positive integer.
 
     Examples:
         >>> import tensorops as tops
@@ -107,9 +108,11 @@ class PathOptimizer:
             raise unknown_option("path optimizer strategy", strategy, PLANNERS)
         if minimize not in MINIMIZE:
             raise unknown_option("objective", minimize, MINIMIZE)
-        if strategy != "hyper" and (max_time is not None or seed is not None):
+        if strategy != "hyper" and max_time is not None:
+            raise ArgumentError(f"max_time applies to strategy 'hyper' only, not {strategy!r}")
+        if strategy not in ("hyper", "partition") and seed is not None:
             raise ArgumentError(
-                f"max_time and seed apply to strategy 'hyper' only, not {strategy!r}"
+                f"seed applies to strategies 'hyper' and 'partition' only, not {strategy!r}"
             )
         if max_time is not None and (type(max_time) not in (int, float) or not max_time > 0):
             raise ArgumentError(f"max_time={max_time!r} is not a positive number of seconds")
@@ -353,6 +356,7 @@ PRESETS: dict[str, str] = {
     "tensorops-dp": "dp",
     "tensorops-greedy": "greedy",
     "tensorops-hyper": "hyper",
+    "tensorops-partition": "partition",
 }
 
 
@@ -360,7 +364,8 @@ def register_presets() -> tuple[str, ...]:
     """Add tensorops' planners to opt_einsum's and cotengra's preset names.
 
     After it, ``optimize="tensorops"`` (``"auto"``), ``"tensorops-optimal"``,
-    ``"tensorops-dp"``, ``"tensorops-greedy"`` and ``"tensorops-hyper"`` work in
+    ``"tensorops-dp"``, ``"tensorops-greedy"``, ``"tensorops-hyper"`` and
+    ``"tensorops-partition"`` work in
     ``opt_einsum.contract``, in cotengra (``array_contract``, ``einsum``, trees from
     ``"tensorops-hyper"`` sliced where the tool asks) and in quimb, which hands
     ``optimize=`` to cotengra. A tool imported already is registered with now, one
@@ -372,8 +377,9 @@ def register_presets() -> tuple[str, ...]:
 
     Examples:
         >>> import tensorops as tops
-        >>> tops.register_presets()
-        ('tensorops', 'tensorops-optimal', 'tensorops-dp', 'tensorops-greedy', 'tensorops-hyper')
+        >>> names = tops.register_presets()
+        >>> names[0], names[-1]
+        ('tensorops', 'tensorops-partition')
     """
     optimizers = {name: PathOptimizer(strategy) for name, strategy in PRESETS.items()}
     when_imported("opt_einsum", _register_with_opt_einsum(optimizers))

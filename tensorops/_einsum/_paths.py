@@ -23,6 +23,9 @@ Strategies:
         hyper-optimised trees (`_auto`). Deterministic.
     ``hyper``: the same search with a larger budget or a time limit, for a large
         network contracted many times (`plan_hyper`).
+    ``partition``: past twenty operands, the cheapest of a few trees by recursive
+        bisection of the network's hypergraph, settled by subtree reconfiguration
+        (`plan_partition`): between ``auto`` and ``hyper`` in cost and time.
 
 ``minimize="combo"`` makes the planners minimise FLOPs plus
 `COMBO_WRITE_WEIGHT` times the elements written to intermediates.
@@ -38,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
-from tensorops._einsum._auto import plan_auto, plan_hyper
+from tensorops._einsum._auto import plan_auto, plan_hyper, plan_partition
 from tensorops._einsum._bitnet import BitNetwork
 from tensorops._einsum._dp import OPTIMAL_MAX_OPERANDS, plan_dp, plan_optimal
 from tensorops._einsum._greedy import plan_greedy
@@ -97,8 +100,12 @@ def _planner(strategy: str, max_time: float | None, seed: int | None = None) -> 
         return lambda net: plan_hyper(net, max_time, seed)
     if max_time is not None:
         raise ValueError(f"max_time applies to strategy 'hyper' only, not {strategy!r}")
+    if strategy == "partition":
+        return lambda net: plan_partition(net, seed)
     if seed is not None:
-        raise ValueError(f"seed applies to strategy 'hyper' only, not {strategy!r}")
+        raise ValueError(
+            f"seed applies to strategies 'hyper' and 'partition' only, not {strategy!r}"
+        )
     found = _PLANNERS.get(strategy)
     if found is None:
         raise ValueError(f"unknown strategy {strategy!r}; valid strategies are {PLANNERS}")
@@ -274,6 +281,7 @@ def find_path(
     *,
     max_time: float | None = None,
     minimize: str = "flops",
+    seed: int | None = None,
 ) -> Path:
     """Plan the order in which to contract einsum operands: `plan_contraction`'s path.
 
@@ -292,7 +300,7 @@ def find_path(
         ...           {"i": 30, "j": 40, "k": 20, "l": 2})
         [(1, 2), (0, 1)]
     """
-    return _plan(inputs, output, size_dict, strategy, memory_limit, max_time, minimize)[0]
+    return _plan(inputs, output, size_dict, strategy, memory_limit, max_time, minimize, seed)[0]
 
 
 def slice_path(
