@@ -41,12 +41,16 @@ class Settings(NamedTuple):
         memory_limit: the most elements an intermediate may have, or None.
         max_time: the seconds ``"hyper"`` may search, or None (a fixed amount of work).
         minimize: ``"flops"``, or ``"combo"`` for FLOPs plus memory writes.
+        semiring: what the contraction adds and multiplies: ``"sum"`` (sums of
+            products), ``"logsumexp"``, ``"max"`` or ``"min"`` (a keyword of each
+            call, not a setting of ``tops.config``).
     """
 
     strategy: Any
     memory_limit: int | None
     max_time: float | None
     minimize: str
+    semiring: str = "sum"
 
 
 #: The values ``minimize`` takes.
@@ -63,7 +67,7 @@ class _Unset:
 _UNSET: Any = _Unset()
 
 #: The overrides of the enclosing ``with config(...)`` blocks, one per field of
-#: `Settings`, each ``_UNSET`` when no block set it.
+#: `Settings` but the semiring, each ``_UNSET`` when no block set it.
 _OVERRIDES: ContextVar[tuple[Any, ...] | None] = ContextVar("tensorops_config", default=None)
 #: How many ``with config(...)`` blocks are open in the whole process: while none is,
 #: the defaults are in effect everywhere and no context variable needs reading.
@@ -261,8 +265,10 @@ class Config:
         overrides = _OVERRIDES.get()
         if overrides is None:
             return self._default
+        # the overrides are the settings of tops.config: every field but the semiring
+        defaults: tuple[Any, ...] = self._default[: len(_CHECKS)]
         return Settings(
-            *(d if v is _UNSET else v for v, d in zip(overrides, self._default, strict=True))
+            *(d if v is _UNSET else v for v, d in zip(overrides, defaults, strict=True))
         )
 
     @property
@@ -345,7 +351,9 @@ class Config:
         return _Override(values, extra)
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{k}={v!r}" for k, v in self.current()._asdict().items())
+        settings = self.current()._asdict()
+        del settings["semiring"]  # a keyword of each call, not a setting
+        shown = ", ".join(f"{k}={v!r}" for k, v in settings.items())
         return f"config({shown})"
 
 

@@ -65,3 +65,41 @@ def regroupings(draw: st.DrawFn, axes: list[tuple[str, int]]) -> str:
         parts.append(_term(tuple(order[i : i + size])))
         i += size
     return " ".join(parts)
+
+
+# -- einsum equations ---------------------------------------------------------------------
+
+#: The axis letters of `equations`.
+LETTERS = "abcdeA"
+
+
+@st.composite
+def equations(draw: st.DrawFn) -> tuple[str, list[tuple[int, ...]]]:
+    """A random compact einsum equation and its operands' shapes.
+
+    Up to six operands over the letters of `LETTERS` (lengths 1..3), with diagonals,
+    size-1 axes that broadcast, ``...`` (also broadcasting) and implicit outputs.
+    """
+    sizes = {letter: draw(st.integers(1, 3)) for letter in LETTERS}
+    count = draw(st.integers(1, 6))
+    use_ellipsis = draw(st.booleans())
+    broadcast = draw(st.lists(st.integers(1, 3), max_size=2))
+    terms, shapes = [], []
+    for _ in range(count):
+        term = draw(st.lists(st.sampled_from(LETTERS), max_size=3 if count > 3 else 4))
+        shape = [sizes[letter] for letter in term]
+        if term and draw(st.integers(0, 4)) == 0:  # a size-1 axis broadcasting
+            shape[draw(st.integers(0, len(term) - 1))] = 1
+        text = "".join(term)
+        if use_ellipsis:
+            tail = broadcast[len(broadcast) - draw(st.integers(0, len(broadcast))) :]
+            tail = [1 if draw(st.integers(0, 3)) == 0 else n for n in tail]
+            text, shape = "..." + text, [*tail, *shape]
+        terms.append(text)
+        shapes.append(tuple(shape))
+    equation = ",".join(terms)
+    if draw(st.booleans()):
+        present = sorted({letter for term in terms for letter in term if letter.isalpha()})
+        output = draw(st.permutations(present).map(lambda p: p[: draw(st.integers(0, len(p)))]))
+        equation += "->" + ("..." if use_ellipsis else "") + "".join(output)
+    return equation, shapes

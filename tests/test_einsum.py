@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import tensorops as tops
 from tensorops._backends import backend_for_namespace
@@ -15,6 +14,7 @@ from tensorops._config import Settings
 from tensorops._einsum._execute import run_program
 from tensorops._einsum._program import einsum_program, plan_einsum
 from tests._seed import tolerance
+from tests.strategies import equations
 
 
 def _rand(*shape: int, dtype: Any = np.float64) -> np.ndarray:
@@ -296,35 +296,6 @@ def test_dask_stays_lazy() -> None:
 
 
 # -- random equations -------------------------------------------------------------------
-
-LETTERS = "abcdeA"
-
-
-@st.composite
-def equations(draw: st.DrawFn) -> tuple[str, list[tuple[int, ...]]]:
-    sizes = {letter: draw(st.integers(1, 3)) for letter in LETTERS}
-    count = draw(st.integers(1, 6))
-    use_ellipsis = draw(st.booleans())
-    broadcast = draw(st.lists(st.integers(1, 3), max_size=2))
-    terms, shapes = [], []
-    for _ in range(count):
-        term = draw(st.lists(st.sampled_from(LETTERS), max_size=3 if count > 3 else 4))
-        shape = [sizes[letter] for letter in term]
-        if term and draw(st.integers(0, 4)) == 0:  # a size-1 axis broadcasting
-            shape[draw(st.integers(0, len(term) - 1))] = 1
-        text = "".join(term)
-        if use_ellipsis:
-            tail = broadcast[len(broadcast) - draw(st.integers(0, len(broadcast))) :]
-            tail = [1 if draw(st.integers(0, 3)) == 0 else n for n in tail]
-            text, shape = "..." + text, [*tail, *shape]
-        terms.append(text)
-        shapes.append(tuple(shape))
-    equation = ",".join(terms)
-    if draw(st.booleans()):
-        present = sorted({letter for term in terms for letter in term if letter.isalpha()})
-        output = draw(st.permutations(present).map(lambda p: p[: draw(st.integers(0, len(p)))]))
-        equation += "->" + ("..." if use_ellipsis else "") + "".join(output)
-    return equation, shapes
 
 
 def _compare(equation: str, shapes: list[tuple[int, ...]], convert: Any, back: Any) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "arm",
     "check",
     "in_graph",
+    "is_node",
     "not_constant",
     "raise_pending",
 ]
@@ -54,6 +55,17 @@ NODE_OPS: dict[str, Callable[..., Any]] = {
     "pack": lambda tensors, pattern: pack(tensors, pattern)[0],  # the shapes: traced
     "unpack": unpack,
 }
+
+#: Keywords that make an op return more than tensors, which a graph node cannot (einsum's
+#: ``argmax=True`` adds a dict of indices): such a call runs the op's own code, traced.
+NOT_NODES: dict[str, str] = {"einsum": "argmax"}
+
+
+def is_node(op: str, keywords: dict[str, Any]) -> bool:
+    """Whether a call of `op` with `keywords` returns tensors only: one node can run it."""
+    name = NOT_NODES.get(op)
+    return name is None or keywords.get(name) is not True
+
 
 #: Plain data a node takes as it is, besides tensors (a symbolic int is an ``int`` to
 #: Dynamo); a keyword's value may also be a tuple (a shape).
@@ -99,12 +111,13 @@ def check(op: str, specs: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
             return "own"  # a function, an object: the op's own code, traced
     try:
         try:
-            return checked(op, specs, items)
+            result = checked(op, specs, items)
         except TypeError:  # an unhashable constant (a list): not cached
-            return checked.__wrapped__(op, specs, items)
+            result = checked.__wrapped__(op, specs, items)
     except TensorOpsError as error:
         _PENDING[:] = [error]
         return False
+    return result if is_node(op, keywords) else "own"
 
 
 @functools.lru_cache(maxsize=1024)

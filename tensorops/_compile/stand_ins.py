@@ -30,8 +30,9 @@ tensors, Dynamo traces a stand-in of a few lines instead::
   inductor and torch.export trace through the node to the framework's operators.
 
 A call the stand-in cannot make a node (no torch tensor, a function as reduction,
-an argument that is neither a tensor nor plain data) runs the op's own code, which
-Dynamo traces as it traces einops. This module imports no framework; torch's types
+an argument that is neither a tensor nor plain data, a result that is more than
+tensors: einsum's ``argmax=True``) runs the op's own code, which Dynamo traces as it
+traces einops. This module imports no framework; torch's types
 are read when Dynamo is imported (`install`).
 """
 
@@ -51,6 +52,7 @@ from tensorops._compile.checks import (
     arm,
     check,
     in_graph,
+    is_node,
     not_constant,
     raise_pending,
 )
@@ -122,6 +124,8 @@ def _otherwise(op: str, checked: Any, args: tuple[Any, ...], keywords: dict[str,
         for value in keywords.values():  # a function among symbolic sizes: not a node
             if type(value) not in PLAIN_DATA and type(value) not in _PLAIN:
                 return OWN[op](*args, **keywords)
+        if not is_node(op, keywords):
+            return OWN[op](*args, **keywords)
         arm()  # an error of the node's run is kept, and raised after it
         result = in_graph(op, *args, **keywords)
         raise_pending()

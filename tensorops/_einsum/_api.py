@@ -29,6 +29,7 @@ from tensorops._einsum._arguments import (
     read_keywords,
     read_options,
     split_operands,
+    sublist_subscripts,
 )
 from tensorops._einsum._bind import bind_equation
 from tensorops._einsum._optimizer import PathOptimizer
@@ -39,6 +40,8 @@ from tensorops._einsum._program import (
     plan_einsum_cached,
 )
 from tensorops._einsum._progress import with_progress
+from tensorops._einsum._run_semiring import semiring_executor
+from tensorops._einsum._semiring import SEMIRINGS
 from tensorops._errors import ArgumentError, TensorOpsError, describe_inputs
 from tensorops._types import Backend, Executor
 
@@ -76,6 +79,8 @@ def _plan(equation: str, shapes: Any, lengths: Any, variant: Any, backend: Backe
         plan = plan_einsum_cached(equation, shapes, lengths, spaced, settings)
     except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
         plan = plan_einsum(equation, shapes, lengths, spaced, settings)
+    if settings.semiring != "sum":
+        return semiring_executor(plan, backend, settings.memory_limit)
     run = functools.partial(einsum_program(plan).run, backend)
     framework = framework_einsum(plan, settings, backend)
     if framework is None:
@@ -166,6 +171,15 @@ def einsum(*args: Any, **keywords: Any) -> Any:
             * ``progress``: True shows a bar (with ``tqdm`` installed) while a
               long ``hyper`` / ``auto`` search plans and while slices run;
               default ``tops.config.progress`` (False).
+            * ``semiring``: what is added and multiplied. ``"sum"`` (the default)
+              sums products; ``"logsumexp"`` takes log-values and gives
+              ``log sum exp`` of their sums (HMMs, CRFs), computed stably through
+              matrix products; ``"max"`` and ``"min"`` give the maximum (Viterbi,
+              max-plus) or minimum (shortest paths) of the sums.
+            * ``argmax``: with ``semiring="max"`` or ``"min"``, True also returns
+              where the optimum is: ``(values, indices)``, ``indices`` a dict from
+              each contracted axis to an integer array shaped like the output (the
+              first index among ties at each step).
             * NumPy's and opt_einsum's ``optimize`` (False, True, a strategy name,
               a path, ``(strategy, memory_limit)``, a path optimizer object),
               ``out``, ``dtype``, ``casting``, ``order`` (NumPy arrays),
@@ -173,7 +187,8 @@ def einsum(*args: Any, **keywords: Any) -> Any:
               (the family to compute in; the result comes back in the input's).
 
     Returns:
-        An array of the operands' family (``out`` when given).
+        An array of the operands' family (``out`` when given); with ``argmax=True``,
+        the pair ``(values, indices)``.
 
     Raises:
         TensorOpsError: The equation is malformed or does not fit the arrays.
@@ -196,6 +211,17 @@ def einsum(*args: Any, **keywords: Any) -> Any:
         array([0., 2., 4.])
         >>> tops.einsum(a, [0, 1], b, [1, 2], [0, 2]).shape
         (2, 4)
+
+        Other semirings: log-space sums and max-plus, with the maximizing indices.
+
+        >>> logs = np.log(np.array([[0.5, 0.5], [0.1, 0.9]]))
+        >>> np.exp(tops.einsum("ij,jk->ik", logs, logs, semiring="logsumexp")).round(2)
+        array([[0.3 , 0.7 ],
+               [0.14, 0.86]])
+        >>> scores = np.array([[1.0, 5.0], [2.0, 0.0]])
+        >>> best, where = tops.einsum("ij->i", scores, semiring="max", argmax=True)
+        >>> best, where["j"]
+        (array([5., 2.]), array([1, 0]))
     """
     try:
         # the common calls, without a function call: equation first or last, no option
@@ -208,14 +234,26 @@ def einsum(*args: Any, **keywords: Any) -> Any:
                 raise TypeError
         if keywords:
             lengths, options = read_keywords("einsum", equation, spaced, keywords)
-            if options:
-                raise TypeError
+            settings = _semiring_settings(options) if options else config.current()
         else:
-            lengths = keywords
-        variant = (config.current(), spaced)
+            lengths, settings = keywords, config.current()
+        variant = (settings, spaced)
     except (IndexError, TypeError, TensorOpsError):
         return _einsum_with_options(args, keywords)
     return call_many(EINSUM, operands, equation, lengths, variant, None)
+
+
+def _semiring_settings(options: dict[str, Any]) -> Settings:
+    """The settings of a call whose one option is ``semiring=``, a valid name.
+
+    Raises:
+        TypeError: any other option: the call takes `_einsum_with_options`.
+    """
+    semiring = options.get("semiring")
+    if len(options) != 1 or type(semiring) is not str or semiring not in SEMIRINGS:
+        raise TypeError
+    current = config.current()
+    return Settings(*current[:4], semiring)
 
 
 def _shape(operand: Any) -> tuple[int, ...]:
@@ -253,7 +291,23 @@ def _einsum_with_options(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any
     result = with_progress(
         progress, call_many, EINSUM, operands, equation, lengths, variant, extras
     )
+    if extras is not None and extras.argmax:
+        return _with_indices(result, args, family, source)
     return result if family in ("auto", source) else convert(result, source)
+
+
+def _with_indices(
+    result: tuple[Any, dict[str, Any]], args: tuple[Any, ...], family: str, source: str
+) -> tuple[Any, dict[Any, Any]]:
+    """``argmax=True``'s (values, indices): named by the caller's subscripts, in its family."""
+    values, found = result
+    names = sublist_subscripts(args)
+    indices: dict[Any, Any] = found
+    if names is not None:
+        indices = {names[axis]: index for axis, index in found.items()}
+    if family in ("auto", source):
+        return values, indices
+    return convert(values, source), {axis: convert(x, source) for axis, x in indices.items()}
 
 
 def _family(operands: Sequence[Any]) -> str:

@@ -6,8 +6,8 @@
 * the sublist (interleaved) format of NumPy and opt_einsum,
   ``einsum(a, [0, 1], b, [1, 2], [0, 2])``, with any hashable subscripts;
 * keywords: axis lengths, tensorops' settings (``strategy``, ``memory_limit``,
-  ``max_time``, ``minimize``, ``progress``) and the peers' (``optimize``, ``out``, ``dtype``,
-  ``order``, ``casting``, ``use_blas``, ``backend``).
+  ``max_time``, ``minimize``, ``progress``, ``semiring``, ``argmax``) and the peers'
+  (``optimize``, ``out``, ``dtype``, ``order``, ``casting``, ``use_blas``, ``backend``).
 
 A keyword that names an input axis of the equation is that axis's length, whatever
 its name: ``einsum("b out, out d -> b d", x, w, out=4)``. Any other keyword must be
@@ -30,6 +30,7 @@ from tensorops._axes import product
 from tensorops._config import Settings, check_max_time, check_minimize
 from tensorops._einsum._notation import plain_input_names
 from tensorops._einsum._paths import PLANNERS
+from tensorops._einsum._semiring import check_argmax, check_semiring
 from tensorops._errors import ArgumentError, TensorOpsError, unknown_option
 from tensorops._grammar import Axis, is_spaced, items_of, parse_pattern
 
@@ -41,6 +42,7 @@ __all__ = [
     "operand_list",
     "read_keywords",
     "split_operands",
+    "sublist_subscripts",
 ]
 
 #: The keywords einsum takes besides axis lengths.
@@ -58,6 +60,8 @@ OPTIONS = (
     "backend",
     "shapes",
     "progress",
+    "semiring",
+    "argmax",
 )
 _OPTION_NAMES = frozenset(OPTIONS)
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
@@ -83,6 +87,7 @@ class Extras(NamedTuple):
     casting: str | None  # None: not given ("safe" for dtype=, "unsafe" into out=)
     out: Any
     order: str
+    argmax: bool = False  # the maximizing assignment too (semirings max and min)
 
 
 def _is_array(value: Any) -> bool:
@@ -151,21 +156,7 @@ def _from_sublists(args: tuple[Any, ...]) -> tuple[str, list[Any]]:
     operands = [args[2 * i] for i in range(pairs)]
     sublists = [_sublist(args[2 * i + 1], i) for i in range(pairs)]
     output = _sublist(args[-1], pairs) if len(args) % 2 else None
-    names: dict[Hashable, str] = {}
-    subscripts = [s for sub in sublists for s in sub if s is not Ellipsis]
-    numbers = [s for s in subscripts if type(s) is int]
-    if len(numbers) == len(subscripts):
-        for n in numbers:
-            if n < 0:
-                raise ArgumentError(f"sublist subscript {n} is negative: subscripts are >= 0")
-            names[n] = _symbol(n)
-    else:
-        distinct = list(dict.fromkeys(subscripts))
-        # the implicit output is in the subscripts' own order, as opt_einsum has it;
-        # unorderable subscripts stay in order of appearance
-        with contextlib.suppress(TypeError):
-            distinct.sort()  # type: ignore[call-arg]
-        names = {s: _symbol(i) for i, s in enumerate(distinct)}
+    names = _symbols(sublists)
 
     def term(sub: list[Hashable]) -> str:
         if output is not None and sub is output:
@@ -178,6 +169,38 @@ def _from_sublists(args: tuple[Any, ...]) -> tuple[str, list[Any]]:
     if output is not None:
         equation += "->" + term(output)
     return equation, operands
+
+
+def _symbols(sublists: list[list[Hashable]]) -> dict[Hashable, str]:
+    """The axis character of each subscript of the sublists."""
+    names: dict[Hashable, str] = {}
+    subscripts = [s for sub in sublists for s in sub if s is not Ellipsis]
+    numbers = [s for s in subscripts if type(s) is int]
+    if len(numbers) == len(subscripts):
+        for n in numbers:
+            if n < 0:
+                raise ArgumentError(f"sublist subscript {n} is negative: subscripts are >= 0")
+            names[n] = _symbol(n)
+        return names
+    distinct = list(dict.fromkeys(subscripts))
+    # the implicit output is in the subscripts' own order, as opt_einsum has it;
+    # unorderable subscripts stay in order of appearance
+    with contextlib.suppress(TypeError):
+        distinct.sort()  # type: ignore[call-arg]
+    return {s: _symbol(i) for i, s in enumerate(distinct)}
+
+
+def sublist_subscripts(args: tuple[Any, ...]) -> dict[str, Hashable] | None:
+    """Axis character -> the caller's subscript, for a call in the sublist format; else None.
+
+    What the indices of ``argmax=True`` are named by in that format.
+    """
+    if not args or isinstance(args[0], str) or isinstance(args[-1], str):
+        return None
+    if len(args) < 2 or not _is_sublist(args[1]):
+        return None
+    sublists = [_sublist(args[2 * i + 1], i) for i in range(len(args) // 2)]
+    return {symbol: subscript for subscript, symbol in _symbols(sublists).items()}
 
 
 def _is_sublist(value: Any) -> bool:
@@ -388,7 +411,8 @@ def read_options(
     if memory_limit is not None:
         itemsize = _itemsize(operands) if isinstance(memory_limit, str) else 8
         memory_limit = memory_in_elements(memory_limit, shapes, itemsize)
-    plan = Settings(strategy, memory_limit, max_time, minimize)
+    semiring = check_semiring(options.get("semiring", "sum"))
+    plan = Settings(strategy, memory_limit, max_time, minimize, semiring)
     if "shapes" in options:
         raise ArgumentError(
             "shapes= is an option of einsum_path: einsum contracts arrays",
@@ -396,7 +420,7 @@ def read_options(
         )
     family = options.get("backend", "auto")
     # opt_einsum's "object" contracts NumPy object arrays: they are contracted as they are
-    return plan, _extras(options), "auto" if family == "object" else family
+    return plan, _extras(options, semiring), "auto" if family == "object" else family
 
 
 def _itemsize(operands: Sequence[Any]) -> int:
@@ -406,12 +430,13 @@ def _itemsize(operands: Sequence[Any]) -> int:
     return max(known, default=8)
 
 
-_EXTRAS = frozenset(("casting", "order", "dtype", "out", "use_blas"))
+_EXTRAS = frozenset(("casting", "order", "dtype", "out", "use_blas", "argmax"))
 
 
-def _extras(options: dict[str, Any]) -> Extras | None:
+def _extras(options: dict[str, Any], semiring: str) -> Extras | None:
     if _EXTRAS.isdisjoint(options):
         return None
+    argmax = check_argmax(options.get("argmax", False), semiring)
     casting = options.get("casting")
     if casting is not None and casting not in _CASTINGS:
         raise unknown_option("casting", casting, _CASTINGS)
@@ -429,6 +454,6 @@ def _extras(options: dict[str, Any]) -> Extras | None:
     use_blas = options.get("use_blas", True)
     if not isinstance(use_blas, bool):
         raise ArgumentError(f"use_blas must be True or False, got {use_blas!r}")
-    if dtype is None and out is None and order.upper() == "K":
+    if dtype is None and out is None and order.upper() == "K" and not argmax:
         return None
-    return Extras(dtype, casting, out, order.upper())
+    return Extras(dtype, casting, out, order.upper(), argmax)

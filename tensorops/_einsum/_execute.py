@@ -29,6 +29,7 @@ __all__ = [
     "Program",
     "arrange_output",
     "build_program",
+    "diagonal_view",
     "moved",
     "prepare_operand",
     "promote",
@@ -65,18 +66,26 @@ class Pair:
 
 @dataclass(frozen=True, slots=True)
 class Program:
-    """The primitive calls of one einsum, for given shapes and path."""
+    """The primitive calls of one einsum, for given shapes and path.
+
+    ``axes`` names the axes of every slot as it is made (an operand once prepared, a
+    step's result), and ``prepared`` those of each operand after its diagonals, which
+    its `Prepare` sums index: what the back-pointers of a max / min einsum are read by.
+    """
 
     prepare: tuple[Prepare | None, ...]
     pairs: tuple[Pair, ...]
     final: int
     perm: tuple[int, ...] | None
     shape: tuple[int, ...] | None
+    axes: tuple[tuple[str, ...], ...] = ()
+    prepared: tuple[tuple[str, ...], ...] = ()
 
 
 def _prepare(
     axes: tuple[str, ...], shape: tuple[int, ...] | None, needed: set[str]
-) -> tuple[Prepare | None, tuple[str, ...]]:
+) -> tuple[Prepare | None, tuple[str, ...], tuple[str, ...]]:
+    """What to do to one operand; its axes after it, and after its diagonals only."""
     current = list(axes)
     diagonals: list[tuple[int, int]] = []
     while len(set(current)) < len(current):
@@ -90,8 +99,8 @@ def _prepare(
     summed = tuple(i for i, axis in enumerate(current) if axis not in needed)
     result = tuple(axis for axis in current if axis in needed)
     if shape is None and not diagonals and not summed:
-        return None, result
-    return Prepare(shape, tuple(diagonals), summed), result
+        return None, result, tuple(current)
+    return Prepare(shape, tuple(diagonals), summed), result, tuple(current)
 
 
 def moved(perm: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -226,11 +235,14 @@ def build_program(network: Network, path: Sequence[tuple[int, ...]]) -> Program:
             counts[axis] = counts.get(axis, 0) + 1
     prepare: list[Prepare | None] = []
     live: list[tuple[str, ...]] = []
+    prepared: list[tuple[str, ...]] = []
     for term, shape in zip(axes, shapes, strict=True):
         needed = {a for a in term if a in out_set or counts[a] > 1}
-        step, result = _prepare(term, shape, needed)
+        step, result, diagonal = _prepare(term, shape, needed)
         prepare.append(step)
         live.append(result)
+        prepared.append(diagonal)
+    made = list(live)  # the axes of every slot, results appended as they are made
     slots: dict[int, tuple[str, ...]] = dict(enumerate(live))
     order = list(range(len(axes)))  # slot ids in the path's current-list order
     pairs: list[Pair] = []
@@ -250,12 +262,15 @@ def build_program(network: Network, path: Sequence[tuple[int, ...]]) -> Program:
             )
             pairs.append(pair)
             slots[next_slot] = result
+            made.append(result)
             current, next_slot = next_slot, next_slot + 1
         order.append(current)
     (final,) = order
     final_axes = slots[final]
     perm = moved(tuple(final_axes.index(a) for a in output))
-    return Program(tuple(prepare), tuple(pairs), final, perm, output_shape)
+    return Program(
+        tuple(prepare), tuple(pairs), final, perm, output_shape, tuple(made), tuple(prepared)
+    )
 
 
 def run_program(backend: Backend, operands: Sequence[Any], program: Program) -> Any:
@@ -293,12 +308,18 @@ def arrange_output(
 
 def prepare_operand(backend: Backend, x: Any, step: Prepare) -> Any:
     """One operand reshaped, its diagonals taken and its own axes summed, as `step` says."""
+    x = diagonal_view(backend, x, step)
+    if step.summed:
+        x = _sum(backend, x, step.summed)
+    return x
+
+
+def diagonal_view(backend: Backend, x: Any, step: Prepare) -> Any:
+    """One operand reshaped to its elementary axes and its diagonals taken (its sums not)."""
     if step.shape is not None:
         x = backend.reshape(x, step.shape)
     for axis1, axis2 in step.diagonals:
         x = backend.diagonal(x, axis1, axis2)
-    if step.summed:
-        x = _sum(backend, x, step.summed)
     return x
 
 

@@ -450,6 +450,12 @@ def einsum_expression(
             for i, x in enumerate(operands)
         )
         settings, _, _ = read_options(options, config.current, shapes, operands)
+        if settings.semiring != "sum":
+            raise ArgumentError(
+                f"semiring={settings.semiring!r}: einsum_expression contracts sums of products",
+                hint="tops.einsum(equation, *arrays, semiring=...) plans once per set of "
+                "shapes too: its plans are cached",
+            )
         settings = optimizer_path(settings, equation, shapes, lengths, spaced)
         plan = plan_einsum_cached(equation, shapes, tuple(lengths.items()), spaced, settings)
         if constants_first:

@@ -184,6 +184,7 @@ def plan_contraction(
     max_time: float | None = None,
     minimize: str = "flops",
     seed: int | None = None,
+    write_weight: int = 0,
 ) -> PlannedPath:
     """Plan the order in which to contract einsum operands, and what to slice.
 
@@ -199,6 +200,8 @@ def plan_contraction(
         minimize: ``"flops"``, or ``"combo"`` for FLOPs plus
             `COMBO_WRITE_WEIGHT` per element written.
         seed: Seed of ``hyper``'s search (None: derived from the network).
+        write_weight: FLOPs each element of an intermediate costs on top of the
+            objective's (a semiring's exp and log of it, `tensorops._einsum._semiring`).
 
     Returns:
         The path and the sliced axes.
@@ -216,7 +219,7 @@ def plan_contraction(
         PlannedPath(path=((0, 3), (1, 2), (0, 1)), sliced_axes=('b',))
     """
     path, sliced = _plan(
-        inputs, output, size_dict, strategy, memory_limit, max_time, minimize, seed
+        inputs, output, size_dict, strategy, memory_limit, max_time, minimize, seed, write_weight
     )
     return PlannedPath(tuple(path), sliced)
 
@@ -257,9 +260,10 @@ def _plan(
     max_time: float | None,
     minimize: str,
     seed: int | None = None,
+    write_weight: int = 0,
 ) -> tuple[Path, tuple[str, ...]]:
     planner = _planner(strategy, max_time, seed)
-    weight = COMBO_WRITE_WEIGHT if minimize == "combo" else _write_weight(minimize)
+    weight = _write_weight(minimize) + write_weight
     if not inputs:
         raise ValueError("a contraction needs at least one operand")
     if len(inputs) <= 2:
@@ -311,6 +315,7 @@ def slice_path(
     memory_limit: int,
     *,
     minimize: str = "flops",
+    write_weight: int = 0,
 ) -> PlannedPath:
     """Choose axes to slice so that a given pairwise path fits a memory limit.
 
@@ -321,11 +326,12 @@ def slice_path(
         path: A valid path in the NumPy / opt_einsum convention; it is kept.
         memory_limit: Most elements any intermediate but the last may have.
         minimize: As for `plan_contraction`.
+        write_weight: As for `plan_contraction`.
 
     Returns:
         The path and the axes to slice (none if it fits already).
     """
-    net = BitNetwork(inputs, output, size_dict, None, _write_weight(minimize))
+    net = BitNetwork(inputs, output, size_dict, None, _write_weight(minimize) + write_weight)
     alive = list(range(len(inputs)))
     for number, entry in enumerate(path, len(inputs)):
         positions = sorted(entry, reverse=True)

@@ -32,6 +32,7 @@ from tensorops._einsum._cost import (
 from tensorops._einsum._execute import Network, Program, build_program, promote, run_program
 from tensorops._einsum._notation import render_axes
 from tensorops._einsum._paths import PLANNERS, plan_contraction, slice_path
+from tensorops._einsum._semiring import write_weight
 from tensorops._einsum._sliced import Slicing, plan_slicing, run_sliced
 from tensorops._einsum._store import active_store
 from tensorops._errors import ArgumentError, unknown_option
@@ -60,12 +61,14 @@ class EinsumPlan(NamedTuple):
         strategy: The strategy that made it (``"explicit"`` for a given path).
         sliced_axes: The axes contracted slice by slice to keep within the memory
             limit; empty when the contraction runs in one piece.
+        semiring: What the contraction adds and multiplies (``"sum"``: sums of products).
     """
 
     bound: Bound
     path: tuple[tuple[int, ...], ...]
     strategy: str
     sliced_axes: tuple[str, ...]
+    semiring: str = "sum"
 
     @property
     def inputs(self) -> tuple[tuple[str, ...], ...]:
@@ -85,7 +88,8 @@ def _find(
     settings: Settings,
 ) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...], str]:
     """The path, the sliced axes and the name of what made the path."""
-    strategy, memory_limit, max_time, minimize = settings
+    strategy, memory_limit, max_time, minimize = settings[:4]
+    weight = write_weight(settings.semiring)
     if isinstance(strategy, str):
         if strategy not in PLANNERS:
             raise unknown_option(
@@ -99,14 +103,23 @@ def _find(
         # symbolic sizes (torch.compile, torch.export) are not kept: plans of ints only
         concrete = len(inputs) > 2 and all(type(size) is int for size in sizes.values())
         store = active_store() if concrete else None
-        key = (strategy, memory_limit, max_time, minimize)
+        key: tuple[Any, ...] = (strategy, memory_limit, max_time, minimize)
+        if settings.semiring != "sum":  # the plans of sums keep their stored keys
+            key += (settings.semiring,)
         distinct = _distinct(inputs)
         stored = None if store is None else store.load(distinct, output, sizes, key)
         if stored is not None:
             return stored[0], stored[1], strategy
         try:
             planned = plan_contraction(
-                inputs, output, sizes, strategy, memory_limit, max_time=max_time, minimize=minimize
+                inputs,
+                output,
+                sizes,
+                strategy,
+                memory_limit,
+                max_time=max_time,
+                minimize=minimize,
+                write_weight=weight,
             )
         except ValueError as error:
             raise ArgumentError(f"cannot plan the contraction: {error}") from None
@@ -123,7 +136,9 @@ def _find(
         ) from None
     if memory_limit is None or any(len(entry) > 2 for entry in strategy):
         return strategy, (), "explicit"
-    planned = slice_path(inputs, output, sizes, strategy, memory_limit, minimize=minimize)
+    planned = slice_path(
+        inputs, output, sizes, strategy, memory_limit, minimize=minimize, write_weight=weight
+    )
     return planned.path, planned.sliced_axes, "explicit"
 
 
@@ -142,7 +157,7 @@ def plan_einsum(
     bound = bind_equation(equation, shapes, lengths, spaced)
     # the planners take an axis repeated within an operand (a diagonal) once
     path, sliced, name = _find(bound.axes, bound.output, bound.sizes, settings)
-    return EinsumPlan(bound, path, name, sliced)
+    return EinsumPlan(bound, path, name, sliced, settings.semiring)
 
 
 plan_einsum_cached = functools.lru_cache(maxsize=1024)(plan_einsum)
@@ -159,13 +174,7 @@ class BuiltProgram(NamedTuple):
 
         `extras` are NumPy's ``dtype=``, ``casting=``, ``out=`` and ``order=``.
         """
-        if extras is not None and extras.dtype is not None:
-            casting = extras.casting or "safe"
-            operands = [backend.astype(x, extras.dtype, casting) for x in operands]
-        elif backend.name != "numpy" and len(operands) > 1:
-            dtype = operands[0].dtype
-            if any(x.dtype != dtype for x in operands):
-                operands = promote(backend, operands)
+        operands = cast_operands(backend, operands, extras)
         if self.slicing is not None:
             result = run_sliced(backend, operands, self.slicing)
         else:
@@ -173,15 +182,32 @@ class BuiltProgram(NamedTuple):
             result = run_program(backend, operands, self.program)
         if extras is None:
             return result
-        order = extras.order
-        if order == "A":  # NumPy's rule: F if every operand is F-ordered, else C
-            fortran = all(_fortran(x) for x in operands)
-            order = "F" if fortran else "C" if hasattr(operands[0], "flags") else "K"
-        if order != "K":
-            result = backend.ordered(result, order)
-        if extras.out is not None:  # written as `out[...] = result` is, unless casting= says
-            return backend.write(extras.out, result, extras.casting or "unsafe")
-        return result
+        return finish(backend, result, operands, extras)
+
+
+def cast_operands(backend: Backend, operands: Sequence[Any], extras: Extras | None) -> Any:
+    """The operands in ``dtype=`` (by ``casting=``), else promoted where the family needs it."""
+    if extras is not None and extras.dtype is not None:
+        casting = extras.casting or "safe"
+        return [backend.astype(x, extras.dtype, casting) for x in operands]
+    if backend.name != "numpy" and len(operands) > 1:
+        dtype = operands[0].dtype
+        if any(x.dtype != dtype for x in operands):
+            return promote(backend, operands)
+    return operands
+
+
+def finish(backend: Backend, result: Any, operands: Sequence[Any], extras: Extras) -> Any:
+    """The result laid out by ``order=`` and written into ``out=``, as NumPy does."""
+    order = extras.order
+    if order == "A":  # NumPy's rule: F if every operand is F-ordered, else C
+        fortran = all(_fortran(x) for x in operands)
+        order = "F" if fortran else "C" if hasattr(operands[0], "flags") else "K"
+    if order != "K":
+        result = backend.ordered(result, order)
+    if extras.out is not None:  # written as `out[...] = result` is, unless casting= says
+        return backend.write(extras.out, result, extras.casting or "unsafe")
+    return result
 
 
 def _fortran(x: Any) -> bool:
@@ -202,6 +228,14 @@ def einsum_program(plan: EinsumPlan) -> BuiltProgram:
         return BuiltProgram(None, plan_slicing(network, plan.path, plan.sliced_axes))
     program = build_program(network, plan.path)
     return BuiltProgram(program, None)
+
+
+#: What the table says of a semiring's kernels beside the FLOPs (`tensorops._einsum._semiring`).
+_KERNELS = {
+    "logsumexp": " (BLAS on shifted exps; an exp and a log per intermediate element)",
+    "max": " (no BLAS: the FLOPs are the broadcast blocks)",
+    "min": " (no BLAS: the FLOPs are the broadcast blocks)",
+}
 
 
 class ContractionPlan:
@@ -245,6 +279,14 @@ class ContractionPlan:
     def equation(self) -> str:
         """The normalized equation (explicit output, ``...`` expanded)."""
         return self._plan.bound.normalized
+
+    @property
+    def semiring(self) -> str:
+        """The semiring: ``"sum"``, ``"logsumexp"``, ``"max"`` or ``"min"``.
+
+        ``"sum"`` sums products; the others take the log-sum-exp, maximum or minimum of sums.
+        """
+        return self._plan.semiring
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -325,11 +367,16 @@ class ContractionPlan:
 
         return plot_tree(self, ax, annotate, cmap)
 
-    def _slicing_lines(self) -> list[str]:
-        if not self._plan.sliced_axes:
-            return []
-        axes = ", ".join(self._plan.sliced_axes)
-        return [f"          Sliced axes:  {axes} ({self.slices:,} slices; steps are per slice)"]
+    def _extra_lines(self) -> list[str]:
+        lines = []
+        if self.semiring != "sum":
+            lines.append(f"              Semiring:  {self.semiring}{_KERNELS[self.semiring]}")
+        if self._plan.sliced_axes:
+            axes = ", ".join(self._plan.sliced_axes)
+            lines.append(
+                f"          Sliced axes:  {axes} ({self.slices:,} slices; steps are per slice)"
+            )
+        return lines
 
     def _key(self) -> tuple[Any, ...]:
         plan = self._plan
@@ -340,6 +387,7 @@ class ContractionPlan:
             self.strategy,
             self.shapes,
             tuple(plan.bound.sizes.items()),
+            plan.semiring,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -372,7 +420,7 @@ class ContractionPlan:
             f"   Theoretical speedup:  {self.speedup:.3g}",
             f"  Largest intermediate:  {self.largest_intermediate:,} elements",
             f"              Strategy:  {self.strategy}",
-            *self._slicing_lines(),
+            *self._extra_lines(),
             "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)),
             "  ".join("-" * w for w in widths),
         ]

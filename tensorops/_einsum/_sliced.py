@@ -13,7 +13,7 @@ independent tasks, on a cluster too.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from tensorops._axes import product
@@ -28,7 +28,7 @@ from tensorops._einsum._execute import (
 from tensorops._einsum._progress import progress_bar
 from tensorops._types import Backend
 
-__all__ = ["Slicing", "plan_slicing", "run_sliced"]
+__all__ = ["Slicing", "assemble", "each_slice", "plan_slicing", "run_sliced"]
 
 
 class Slicing(NamedTuple):
@@ -91,22 +91,41 @@ def _index(x: Any, positions: tuple[tuple[int, ...], ...], values: tuple[int, ..
 
 def run_sliced(backend: Backend, operands: Sequence[Any], slicing: Slicing) -> Any:
     """Contract `operands` slice by slice (see the module docstring)."""
+    parts: dict[tuple[int, ...], Any] = {}
+    for values, pieces in each_slice(backend, operands, slicing):
+        part = run_program(backend, pieces, slicing.program)
+        key = tuple(values[k] for k in slicing.placed)
+        parts[key] = part + parts[key] if key in parts else part
+    return assemble(backend, [parts[key] for key in sorted(parts)], slicing)
+
+
+def each_slice(
+    backend: Backend, operands: Sequence[Any], slicing: Slicing
+) -> Iterator[tuple[tuple[int, ...], list[Any]]]:
+    """Per slice, the values of the sliced axes and the operands indexed at them.
+
+    Shows progress while the slices are run (`tensorops._einsum._progress`).
+    """
     whole = [
         x if shape is None else backend.reshape(x, shape)
         for x, shape in zip(operands, slicing.shapes, strict=True)
     ]
-    parts: dict[tuple[int, ...], Any] = {}
     bar = progress_bar(product(slicing.sizes), "einsum slices", "slice")
-    for values in itertools.product(*(range(n) for n in slicing.sizes)):
-        pieces = [_index(x, p, values) for x, p in zip(whole, slicing.positions, strict=True)]
-        part = run_program(backend, pieces, slicing.program)
-        key = tuple(values[k] for k in slicing.placed)
-        parts[key] = part + parts[key] if key in parts else part
+    try:
+        for values in itertools.product(*(range(n) for n in slicing.sizes)):
+            yield (
+                values,
+                [_index(x, p, values) for x, p in zip(whole, slicing.positions, strict=True)],
+            )
+            if bar is not None:
+                bar.update()
+    finally:
         if bar is not None:
-            bar.update()
-    if bar is not None:
-        bar.close()
-    results = [parts[key] for key in sorted(parts)]
+            bar.close()
+
+
+def assemble(backend: Backend, results: Sequence[Any], slicing: Slicing) -> Any:
+    """The output from the slices' results, one per value of the placed axes, in order."""
     x = results[0]
     if slicing.placed:
         stacked = backend.stack(results)

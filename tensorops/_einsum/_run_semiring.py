@@ -1,0 +1,281 @@
+"""Einsum over ``"logsumexp"``, ``"max"`` or ``"min"``: the executor of a plan.
+
+The program is the sum's (`tensorops._einsum._execute.build_program`: the same
+per-operand preparation, pairwise steps along the path, final arrangement) or its
+slicing (`tensorops._einsum._sliced`); only the reductions and the pairwise steps
+change (`tensorops._einsum._logspace`, `tensorops._einsum._tropical`), and the results
+of slices are combined by the semiring's addition (logaddexp, maximum, minimum).
+
+Dtypes: the operands are real numbers. ``"logsumexp"`` computes in floating point:
+integer operands are converted as the family's ``exp`` converts them (NumPy: to
+float64 for int32 / int64); ``"max"`` and ``"min"`` keep integers (shortest paths
+over integer weights are exact). Booleans and complex numbers are refused.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Hashable, Sequence
+from typing import Any, NamedTuple
+
+from tensorops._einsum._arguments import Extras
+from tensorops._einsum._backtrack import decode
+from tensorops._einsum._execute import Program, arrange_output, diagonal_view
+from tensorops._einsum._logspace import Exps, logsumexp_pair, logsumexp_reduce
+from tensorops._einsum._program import BuiltProgram, EinsumPlan, cast_operands, einsum_program
+from tensorops._einsum._program import finish as finish_result
+from tensorops._einsum._semiring import BLOCK_CAP, ZEROS
+from tensorops._einsum._sliced import Slicing, assemble, each_slice
+from tensorops._einsum._tropical import Pointers, Tropical
+from tensorops._errors import ArgumentError
+from tensorops._types import Backend, Executor
+
+__all__ = ["semiring_executor"]
+
+
+class _Contraction(NamedTuple):
+    """What a run needs besides the operands (made once per plan and adapter)."""
+
+    built: BuiltProgram
+    semiring: str
+    tropical: Tropical | None
+    sizes: dict[str, int]
+    output: tuple[str, ...]  # elementary output axes
+    shape: tuple[int, ...]  # the output's shape (compositions merged)
+    empty: bool  # some axis has length 0: no step runs
+    sliced: tuple[str, ...]  # the axes run slice by slice
+
+
+def semiring_executor(plan: EinsumPlan, backend: Backend, memory_limit: int | None) -> Executor:
+    """The executor ``run(operands, extras)`` of `plan` over its semiring on `backend`."""
+    bound = plan.bound
+    sizes = bound.sizes
+    dims = bound.output_dims or tuple((axis,) for axis in bound.output)
+    shape = tuple(_product(sizes[axis] for axis in dim) for dim in dims)
+    tropical = None
+    if plan.semiring in ("max", "min"):
+        tropical = Tropical(plan.semiring, memory_limit or BLOCK_CAP)
+    empty = any(size == 0 for size in sizes.values())
+    built = einsum_program(plan)
+    run = _Contraction(
+        built, plan.semiring, tropical, sizes, bound.output, shape, empty, plan.sliced_axes
+    )
+    return functools.partial(_run, run, backend)
+
+
+def _product(sizes: Any) -> int:
+    total = 1
+    for size in sizes:
+        total *= size
+    return total
+
+
+def _run(
+    run: _Contraction, backend: Backend, operands: Sequence[Any], extras: Extras | None
+) -> Any:
+    argmax = extras is not None and extras.argmax
+    keys = _repeated(operands, run)
+    operands = _checked(backend, operands, run.semiring, extras)
+    built = run.built
+    if run.empty:
+        values, indices = _empty(backend, operands, run, argmax)
+    elif built.slicing is not None:
+        values, indices = _sliced(backend, operands, run, built.slicing, keys, argmax)
+    else:
+        assert built.program is not None
+        pointers = Pointers() if argmax else None
+        values = _contract(backend, operands, built.program, run, keys, pointers)
+        indices = None
+        if pointers is not None:
+            found = decode(backend, built.program, pointers, run.sizes, run.output, values)
+            indices = _shaped(backend, found, run, run.output, built.program.shape)
+    if extras is not None:
+        values = finish_result(backend, values, operands, extras)
+    return (values, indices) if argmax else values
+
+
+def _repeated(operands: Sequence[Any], run: _Contraction) -> tuple[Hashable, ...] | None:
+    """Per operand a key if the same object is passed again (its exps are reused), else None."""
+    if run.semiring != "logsumexp":
+        return None
+    counts: dict[int, int] = {}
+    for x in operands:
+        counts[id(x)] = counts.get(id(x), 0) + 1
+    if len(counts) == len(operands):
+        return None
+    prepare = _programs(run)[0].prepare
+    return tuple((id(x), prepare[i]) if counts[id(x)] > 1 else None for i, x in enumerate(operands))
+
+
+def _programs(run: _Contraction) -> tuple[Program, ...]:
+    built = run.built
+    if built.slicing is not None:
+        return (built.slicing.program,)
+    assert built.program is not None
+    return (built.program,)
+
+
+def _checked(
+    backend: Backend, operands: Sequence[Any], semiring: str, extras: Extras | None
+) -> list[Any]:
+    """The operands cast as ``dtype=`` says, checked to be real; log-values in floating point."""
+    operands = list(cast_operands(backend, operands, extras))
+    for number, x in enumerate(operands):
+        kind = backend.dtype_kind(x.dtype)
+        if kind not in "if":
+            raise ArgumentError(
+                f"semiring {semiring!r} takes real numbers, but operand {number} has dtype "
+                f"{x.dtype}",
+                hint="booleans as log-values are 0 and -inf (np.log of them); weights of "
+                "max-plus and log-values are real",
+            )
+        if kind == "i" and semiring == "logsumexp" and extras is not None and extras.dtype:
+            raise ArgumentError(
+                f"dtype={extras.dtype!r} cannot hold the log-values of semiring 'logsumexp'",
+                hint="give a floating dtype, or none: integers are converted as exp converts them",
+            )
+    if semiring == "logsumexp":
+        operands = [backend.floating(x) for x in operands]
+    return operands
+
+
+def _contract(
+    backend: Backend,
+    operands: Sequence[Any],
+    program: Program,
+    run: _Contraction,
+    keys: tuple[Hashable, ...] | None,
+    pointers: Pointers | None,
+) -> Any:
+    """Run `program` over the semiring; back-pointers go to `pointers` when given."""
+    slots = list(operands)
+    count = len(slots)
+    for i, step in enumerate(program.prepare):
+        if step is not None:
+            x = diagonal_view(backend, slots[i], step)
+            if step.summed:
+                x = _reduce(backend, x, step.summed, run, pointers, i)
+            slots[i] = x
+    slots.extend([None] * len(program.pairs))
+    exps: Exps = {}
+    for pair in program.pairs:
+        a, b = slots[pair.left], slots[pair.right]
+        slots[pair.left] = slots[pair.right] = None
+        if run.tropical is None:
+            key_a = keys[pair.left] if keys and pair.left < count else None
+            key_b = keys[pair.right] if keys and pair.right < count else None
+            x = logsumexp_pair(backend, a, b, pair, (key_a, key_b), exps)
+        else:
+            x = run.tropical.pair(backend, a, b, pair, pointers)
+        slots[pair.out] = x
+        del a, b
+    x = slots[program.final]
+    del slots, exps
+    return arrange_output(backend, x, program.perm, program.shape)
+
+
+def _reduce(
+    backend: Backend,
+    x: Any,
+    axes: tuple[int, ...],
+    run: _Contraction,
+    pointers: Pointers | None,
+    slot: int,
+) -> Any:
+    """An operand's own axes reduced by the semiring's addition (and where, if asked)."""
+    if run.tropical is None:
+        return logsumexp_reduce(backend, x, axes)
+    x, where = run.tropical.reduce(backend, x, axes, pointers is not None)
+    if pointers is not None:
+        pointers.prepare[slot] = where
+    return x
+
+
+def _shaped(
+    backend: Backend,
+    indices: dict[str, Any],
+    run: _Contraction,
+    output: tuple[str, ...],
+    shape: tuple[int, ...] | None,
+) -> dict[str, Any]:
+    """Indices broadcast to the elementary output `output` (and reshaped to `shape`)."""
+    full = tuple(run.sizes[axis] for axis in output)
+    shaped = {}
+    for axis in sorted(indices, key=list(run.sizes).index):
+        index = indices[axis]
+        index = index + backend.full(full, 0, index)
+        shaped[axis] = index if shape is None else backend.reshape(index, shape)
+    return shaped
+
+
+def _sliced(
+    backend: Backend,
+    operands: Sequence[Any],
+    run: _Contraction,
+    slicing: Slicing,
+    keys: tuple[Hashable, ...] | None,
+    argmax: bool,
+) -> tuple[Any, dict[str, Any] | None]:
+    """Slice by slice; the slices' results combined by the semiring's addition."""
+    sliced = run.sliced
+    rest = tuple(axis for axis in run.output if axis not in sliced)
+    program = slicing.program
+    parts: dict[tuple[int, ...], tuple[Any, Any]] = {}
+    for values, pieces in each_slice(backend, operands, slicing):
+        pointers = Pointers() if argmax else None
+        result = _contract(backend, pieces, program, run, keys, pointers)
+        found = None
+        if pointers is not None:
+            found = decode(backend, program, pointers, run.sizes, rest, result)
+            at = backend.arange(1, result)
+            for k, axis in enumerate(sliced):
+                if axis not in run.output:
+                    found[axis] = backend.full((), values[k], at)
+            found = _shaped(backend, found, run, rest, None)
+        key = tuple(values[k] for k in slicing.placed)
+        parts[key] = _merged(backend, run, parts.get(key), (result, found))
+    ordered = [parts[key] for key in sorted(parts)]
+    merged = assemble(backend, [part[0] for part in ordered], slicing)
+    if not argmax:
+        return merged, None
+    names = ordered[0][1]
+    return merged, {
+        axis: assemble(backend, [part[1][axis] for part in ordered], slicing) for axis in names
+    }
+
+
+def _merged(
+    backend: Backend, run: _Contraction, old: tuple[Any, Any] | None, new: tuple[Any, Any]
+) -> tuple[Any, Any]:
+    """Two slices' (values, indices) added by the semiring: the better one's indices kept."""
+    if old is None:
+        return new
+    if run.tropical is None:
+        return backend.logaddexp(old[0], new[0]), None
+    if new[1] is None:
+        return run.tropical.merge(backend, old[0], new[0]), None
+    better = run.tropical.better(new[0], old[0])
+    values = backend.where(better, new[0], old[0])
+    return values, {axis: backend.where(better, new[1][axis], old[1][axis]) for axis in old[1]}
+
+
+def _empty(
+    backend: Backend, operands: Sequence[Any], run: _Contraction, argmax: bool
+) -> tuple[Any, dict[str, Any] | None]:
+    """The result where some axis has length 0: empty, or the semiring's zero everywhere."""
+    contracted = [axis for axis, size in run.sizes.items() if size == 0 and axis not in run.output]
+    like = operands[0]
+    dtype = backend.result_type(operands) if len(operands) > 1 else like.dtype
+    if like.dtype != dtype:
+        like = backend.astype(like, dtype)
+    if contracted and (argmax or backend.dtype_kind(dtype) != "f"):
+        what = "no position" if argmax else f"no {run.semiring} among integers"
+        raise ArgumentError(
+            f"axis {contracted[0]!r} has length 0: a {run.semiring} over it has {what}",
+            hint="the semiring's zero (-inf or +inf) is the result for floating operands",
+        )
+    values = backend.full(run.shape, ZEROS[run.semiring] if contracted else 0, like)
+    if not argmax:
+        return values, None
+    index = backend.full(run.shape, 0, backend.arange(1, like))
+    return values, {axis: index for axis in run.sizes if axis not in run.output}
