@@ -779,6 +779,18 @@ def test_the_same_operand_object_is_exponentiated_once(monkeypatch: pytest.Monke
     np.testing.assert_allclose(results[0], logsumexp(scores))
 
 
+@pytest.mark.parametrize("limit", [None, 6, 1])
+def test_one_operand_in_several_roles(limit: int | None) -> None:
+    """The same object as rows and as columns, sliced or not: its exps are kept apart."""
+    (a,) = _operands([(6, 6)], "roles")
+    plan = tops.einsum_path("ij,jk,kl->il", a, a, a, memory_limit=limit, semiring="logsumexp")
+    assert bool(plan.sliced_axes) == (limit is not None)
+    got = tops.einsum("ij,jk,kl->il", a, a, a, semiring="logsumexp", memory_limit=limit)
+    _close(got, brute("ij,jk,kl->il", [a, a, a], "logsumexp"), [a, a, a], "logsumexp")
+    got = tops.einsum("ij,jk,ji->ik", a, a, a, semiring="logsumexp", memory_limit=limit)
+    _close(got, brute("ij,jk,ji->ik", [a, a, a], "logsumexp"), [a, a, a], "logsumexp")
+
+
 # --- errors --------------------------------------------------------------------------------
 
 
@@ -825,11 +837,10 @@ def test_operands_must_be_real() -> None:
     assert error.reason == (
         "semiring 'logsumexp' takes real numbers, but operand 1 has dtype complex128"
     )
-    error = _error("ij,jk->ik", A, B, semiring="logsumexp", dtype=np.int64, casting="unsafe")
-    assert (
-        error.reason
-        == "dtype=<class 'numpy.int64'> cannot hold the log-values of semiring 'logsumexp'"
+    error = _error(
+        "ij,jk->ik", A, B, semiring="logsumexp", dtype=np.dtype("int64"), casting="unsafe"
     )
+    assert error.reason == "dtype=int64 cannot hold the log-values of semiring 'logsumexp'"
 
 
 def test_empty_axes_without_a_zero() -> None:

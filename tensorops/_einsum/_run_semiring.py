@@ -96,23 +96,22 @@ def _run(
 
 def _repeated(operands: Sequence[Any], run: _Contraction) -> tuple[Hashable, ...] | None:
     """Per operand a key if the same object is passed again (its exps are reused), else None."""
-    if run.semiring != "logsumexp":
+    if run.semiring != "logsumexp" or len({id(x) for x in operands}) == len(operands):
         return None
     counts: dict[int, int] = {}
     for x in operands:
         counts[id(x)] = counts.get(id(x), 0) + 1
-    if len(counts) == len(operands):
-        return None
-    prepare = _programs(run)[0].prepare
-    return tuple((id(x), prepare[i]) if counts[id(x)] > 1 else None for i, x in enumerate(operands))
-
-
-def _programs(run: _Contraction) -> tuple[Program, ...]:
     built = run.built
-    if built.slicing is not None:
-        return (built.slicing.program,)
-    assert built.program is not None
-    return (built.program,)
+    positions: tuple[Any, ...] = (None,) * len(operands)
+    if built.slicing is None:
+        assert built.program is not None
+        program = built.program
+    else:  # a slice indexes an operand where its axes are sliced: the same object, other data
+        program, positions = built.slicing.program, built.slicing.positions
+    return tuple(
+        (id(x), program.prepare[i], positions[i]) if counts[id(x)] > 1 else None
+        for i, x in enumerate(operands)
+    )
 
 
 def _checked(
@@ -120,6 +119,7 @@ def _checked(
 ) -> list[Any]:
     """The operands cast as ``dtype=`` says, checked to be real; log-values in floating point."""
     operands = list(cast_operands(backend, operands, extras))
+    dtype = None if extras is None else extras.dtype
     for number, x in enumerate(operands):
         kind = backend.dtype_kind(x.dtype)
         if kind not in "if":
@@ -129,9 +129,9 @@ def _checked(
                 hint="booleans as log-values are 0 and -inf (np.log of them); weights of "
                 "max-plus and log-values are real",
             )
-        if kind == "i" and semiring == "logsumexp" and extras is not None and extras.dtype:
+        if kind == "i" and semiring == "logsumexp" and dtype is not None:
             raise ArgumentError(
-                f"dtype={extras.dtype!r} cannot hold the log-values of semiring 'logsumexp'",
+                f"dtype={x.dtype} cannot hold the log-values of semiring 'logsumexp'",
                 hint="give a floating dtype, or none: integers are converted as exp converts them",
             )
     if semiring == "logsumexp":
