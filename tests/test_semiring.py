@@ -750,6 +750,20 @@ def test_torch_compile_with_inductor(semiring: str) -> None:
     assert a.grad is not None
 
 
+@pytest.mark.parametrize("semiring", SEMIRINGS)
+def test_operands_are_left_untouched(backend: Any, semiring: str) -> None:
+    arrays = _operands([(4, 5), (5, 6), (6, 4)], "untouched")
+    arrays[0][0, :] = -np.inf
+    copies = [a.copy() for a in arrays]
+    given = [backend.asarray(a) for a in arrays]
+    argmax = semiring != "logsumexp"
+    for limit in (None, 4):
+        tops.einsum("ij,jk,kl->il", *given, semiring=semiring, memory_limit=limit, argmax=argmax)
+        tops.einsum("ij,jk,ji->k", given[0], given[1], given[0].T, semiring=semiring)
+    for x, a in zip(given, copies, strict=True):
+        np.testing.assert_array_equal(backend.to_numpy(x), a)
+
+
 # --- an operand passed again pays its exp once ---------------------------------------------
 
 

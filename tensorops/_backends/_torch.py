@@ -165,8 +165,7 @@ class TorchBackend:
 
     def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
         # detached: the result does not depend on the shift, so no gradient need flow there
-        top = torch.amax(x.detach(), axis, keepdim=True)
-        top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
+        top = torch.amax(x.detach(), axis, keepdim=True).nan_to_num_(0.0, 0.0, 0.0)
         return torch.exp(x - top), top
 
     def log(self, x: Any) -> Any:

@@ -18,6 +18,7 @@ import functools
 from collections.abc import Hashable, Sequence
 from typing import Any, NamedTuple
 
+from tensorops._axes import product
 from tensorops._einsum._arguments import Extras
 from tensorops._einsum._backtrack import decode
 from tensorops._einsum._execute import Program, arrange_output, diagonal_view
@@ -51,7 +52,7 @@ def semiring_executor(plan: EinsumPlan, backend: Backend, memory_limit: int | No
     bound = plan.bound
     sizes = bound.sizes
     dims = bound.output_dims or tuple((axis,) for axis in bound.output)
-    shape = tuple(_product(sizes[axis] for axis in dim) for dim in dims)
+    shape = tuple(product(sizes[axis] for axis in dim) for dim in dims)
     tropical = None
     if plan.semiring in ("max", "min"):
         tropical = Tropical(plan.semiring, memory_limit or BLOCK_CAP)
@@ -61,13 +62,6 @@ def semiring_executor(plan: EinsumPlan, backend: Backend, memory_limit: int | No
         built, plan.semiring, tropical, sizes, bound.output, shape, empty, plan.sliced_axes
     )
     return functools.partial(_run, run, backend)
-
-
-def _product(sizes: Any) -> int:
-    total = 1
-    for size in sizes:
-        total *= size
-    return total
 
 
 def _run(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tensorops._axes import product
 from tensorops._einsum._execute import Pair, arrange_output
 from tensorops._types import Backend
 
@@ -90,9 +91,7 @@ class Tropical:
         self, backend: Backend, a: Any, b: Any, mode: str, batch: tuple[int, ...], found: bool
     ) -> tuple[Any, Any]:
         """``max_k a[..., r, k] + b[..., k, c]`` (a batched inner product: no r, no c)."""
-        count = 1
-        for size in batch:
-            count *= size
+        count = product(batch)
         inner = a.shape[-1]
         rows, columns = (a.shape[-2], b.shape[-1]) if mode == "matmul" else (1, 1)
         a = backend.reshape(a, (count, rows, inner))
@@ -114,13 +113,13 @@ class Tropical:
         r = min(rows, max(1, cap // (k * c)))
         m = min(n, max(1, cap // (k * c * r)))
         outer: list[tuple[Any, Any]] = []
-        for n0 in range(0, n, m):
+        for batch in _pieces(n, m):
             middle: list[tuple[Any, Any]] = []
-            for r0 in range(0, rows, r):
-                left = a[n0 : n0 + m, r0 : r0 + r, :]
+            for rows_piece in _pieces(rows, r):
+                left = a[batch, rows_piece, :]
                 parts = [
-                    self._over_inner(backend, left, b[n0 : n0 + m, :, c0 : c0 + c], found, k)
-                    for c0 in range(0, columns, c)
+                    self._over_inner(backend, left, b[batch, :, columns_piece], found, k)
+                    for columns_piece in _pieces(columns, c)
                 ]
                 middle.append(_joined(backend, parts, 2))
             outer.append(_joined(backend, middle, 1))
@@ -131,23 +130,34 @@ class Tropical:
         inner = a.shape[2]
         if k >= inner:
             return self._block(backend, a, b, found)
-        best, where = self._block(backend, a[:, :, 0:k], b[:, 0:k, :], found)
-        for k0 in range(k, inner, k):
-            values, at = self._block(backend, a[:, :, k0 : k0 + k], b[:, k0 : k0 + k, :], found)
+        best = where = None
+        for piece in _pieces(inner, k):
+            values, at = self._block(backend, a[:, :, piece], b[:, piece, :], found)
+            if best is None:
+                best, where = values, at
+                continue
             if not found:
                 best = self.merge(backend, best, values)
                 continue
             better = self.better(values, best)
             best = backend.where(better, values, best)
-            where = backend.where(better, at + k0, where)
+            where = backend.where(better, at + piece.start, where)
         return best, where
 
     def _block(self, backend: Backend, a: Any, b: Any, found: bool) -> tuple[Any, Any]:
+        """One block ``a[n, r, k, 1] + b[n, 1, k, c]``, reduced over ``k``."""
         n, rows, inner = a.shape
-        block = backend.reshape(a, (n, rows, inner, 1)) + backend.reshape(
-            b, (n, 1, inner, b.shape[2])
-        )
+        left = backend.reshape(a, (n, rows, inner, 1))
+        block = left + backend.reshape(b, (n, 1, inner, b.shape[2]))
         return self.reduce(backend, block, (2,), found)
+
+
+def _pieces(size: int, step: int) -> list[slice]:
+    """Consecutive slices of at most `step` covering ``range(size)``.
+
+    Every stop lies within the axis: the array API leaves stops past its end undefined.
+    """
+    return [slice(start, min(start + step, size)) for start in range(0, size, step)]
 
 
 def _joined(backend: Backend, parts: list[tuple[Any, Any]], axis: int) -> tuple[Any, Any]:
