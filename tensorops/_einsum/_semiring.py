@@ -41,13 +41,13 @@ SEMIRINGS: tuple[str, ...] = ("sum", "logsumexp", "max", "min")
 #: The identity of each semiring's addition: what a contraction over an empty axis gives.
 ZEROS: dict[str, float] = {"sum": 0.0, "logsumexp": -math.inf, "max": -math.inf, "min": math.inf}
 
-LOGSUMEXP_WRITE_WEIGHT = 256
+LOGSUMEXP_WRITE_WEIGHT = 512
 """FLOPs an element of an intermediate costs under ``"logsumexp"`` on top of the FLOPs.
 
 Each intermediate is made by a ``log`` (and the shifts added back) and read by the
-next step through a maximum, a subtraction and an ``exp``: per element about as much
-as 250 FLOPs of a matrix product on a CPU (``benchmarks/semiring.py`` measures it).
-The exps of the operands themselves are paid whatever the path.
+next step through a maximum, a subtraction and an ``exp``: per element as much as
+several hundred FLOPs of a matrix product on a CPU (``benchmarks/semiring.py``
+measures it). The exps of the operands themselves are paid whatever the path.
 """
 
 #: The most elements a max / min step's broadcast block holds when no memory limit is
@@ -63,7 +63,7 @@ def write_weight(semiring: str) -> int:
 
     Examples:
         >>> write_weight("logsumexp"), write_weight("max")
-        (256, 0)
+        (512, 0)
     """
     return LOGSUMEXP_WRITE_WEIGHT if semiring == "logsumexp" else 0
 
