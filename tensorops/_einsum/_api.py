@@ -383,8 +383,10 @@ def einsum_path(*args: Any, **keywords: Any) -> ContractionPlan:
             NumPy).
         **keywords: Axis lengths and the planning options of `einsum`
             (``strategy``, ``optimize``, ``memory_limit``, ``max_time``,
-            ``minimize``, ``progress``); ``shapes=True`` reads every operand as a shape
-            (opt_einsum's ``contract_path``).
+            ``minimize``, ``progress``, ``semiring``: the plan of a log-space or
+            max-plus contraction, whose cost model knows its kernels);
+            ``shapes=True`` reads every operand as a shape (opt_einsum's
+            ``contract_path``).
 
     Returns:
         A `ContractionPlan`; ``str(plan)`` is a table of the steps.
