@@ -369,6 +369,21 @@ def test_presets_in_cotengra() -> None:
     assert isinstance(tree, ctg.ContractionTree)
 
 
+def test_presets_in_a_cotengra_without_tree_functions() -> None:
+    # cotengra < 0.7: register_preset(preset, optimizer, register_opt_einsum=...) only
+    registered: dict[str, object] = {}
+
+    class OldCotengra:
+        @staticmethod
+        def register_preset(preset: str, optimizer: object, register_opt_einsum: bool) -> None:
+            assert register_opt_einsum is False
+            registered[preset] = optimizer
+
+    optimizers = {name: tops.PathOptimizer(s) for name, s in _optimizer.PRESETS.items()}
+    _optimizer._register_with_cotengra(optimizers)(OldCotengra)
+    assert registered == optimizers
+
+
 # -- tensorops' own einsum
 
 

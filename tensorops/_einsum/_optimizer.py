@@ -402,8 +402,11 @@ def _register_with_opt_einsum(optimizers: dict[str, PathOptimizer]) -> Callable[
 def _register_with_cotengra(optimizers: dict[str, PathOptimizer]) -> Callable[[Any], None]:
     def register(cotengra: Any) -> None:
         for name, optimizer in optimizers.items():
-            cotengra.register_preset(
-                name, optimizer, optimizer_tree=optimizer.search, register_opt_einsum=False
-            )
+            try:
+                cotengra.register_preset(
+                    name, optimizer, optimizer_tree=optimizer.search, register_opt_einsum=False
+                )
+            except TypeError:  # cotengra < 0.7 takes no tree function: it asks for paths
+                cotengra.register_preset(name, optimizer, register_opt_einsum=False)
 
     return register
