@@ -188,14 +188,10 @@ class ArrayApiBackend:
         return self.reshape(flat, tuple(index.shape))
 
     def arange(self, n: int, like: Any) -> Any:
-        from array_api_compat import device
-
-        return self.xp.arange(n, device=device(like))
+        return self.xp.arange(n, device=_device(like))
 
     def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
-        from array_api_compat import device
-
-        return self.xp.full(shape, value, dtype=like.dtype, device=device(like))
+        return self.xp.full(shape, value, dtype=like.dtype, device=_device(like))
 
     def einsummer(self, equation: str) -> Callable[..., Any] | None:
         return None  # the array API standard has no einsum
@@ -283,13 +279,11 @@ class ArrayApiBackend:
 
     def _rows(self, spec: IndexSpec) -> tuple[tuple[int, ...], Callable[[Any, Any], Any]]:
         """The batched array as rows (batch and indexed axes merged), and each batch's offset."""
-        from array_api_compat import device
-
         xp, batch, size = self.xp, spec.batch or 1, math.prod(spec.lengths)
         rows = (batch * size,) if spec.channels is None else (batch * size, spec.channels)
 
         def offsets(x: Any, where: Any) -> Any:
-            starts = xp.arange(0, batch * size, size, dtype=where.dtype, device=device(x))
+            starts = xp.arange(0, batch * size, size, dtype=where.dtype, device=_device(x))
             return self.reshape(starts, (batch, 1))
 
         return rows, offsets
@@ -335,11 +329,9 @@ class ArrayApiBackend:
         return self.astype(self.scalar(value, like), like.dtype)
 
     def scalar(self, value: complex, like: Any) -> Any:
-        from array_api_compat import device
-
         kinds = next(kinds for cls, kinds in _SCALAR_KINDS if isinstance(value, cls))
         dtype = like.dtype if self.xp.isdtype(like.dtype, kinds) else None
-        return self.xp.asarray(value, dtype=dtype, device=device(like))
+        return self.xp.asarray(value, dtype=dtype, device=_device(like))
 
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         ndim = len(x.shape)
@@ -378,3 +370,17 @@ class ArrayApiBackend:
 
     def __repr__(self) -> str:
         return f"ArrayApiBackend({self.namespace})"
+
+
+def _device(x: Any) -> Any:
+    """The device of ``x``, or None (the default device) for a traced JAX array without one.
+
+    Under ``jax.jit`` the tracers of older JAX releases (0.4.33, the oldest tested)
+    have no ``device``; a traced computation is placed on the default device anyway.
+    """
+    from array_api_compat import device
+
+    try:
+        return device(x)
+    except AttributeError:
+        return None
