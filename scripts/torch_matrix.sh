@@ -44,7 +44,7 @@ grep -v -E '^(torch|sympy|triton|nvidia-[a-z0-9-]+)==' requirements/constraints.
 tests=(
   tests/test_compile.py tests/test_stand_ins.py tests/test_export.py
   tests/test_planner_compile.py tests/test_layers.py tests/test_einsum.py
-  tests/test_autograd.py tests/test_ops.py tests/test_backends.py
+  tests/test_autograd.py tests/test_ops.py tests/test_backends.py tests/test_semiring.py
 )
 compile_tests=(tests/test_compile.py tests/test_stand_ins.py tests/test_export.py)
 failed=0

@@ -715,7 +715,45 @@ def test_torch_compile_fullgraph_is_one_node(semiring: str) -> None:
 
 
 def test_torch_compile_back_pointers() -> None:
-    """A dict of indices is no graph node: the call is traced through, where Dynamo can."""
+    """With plain sizes one node returns the values and the indices, put back in a dict."""
+    torch = pytest.importorskip("torch")
+    from torch._dynamo.testing import CompileCounter
+
+    from tensorops._compile import checks, stand_ins
+    from tests._dynamo import NOT_TRACED, TRACES_TENSOROPS
+
+    if not stand_ins.installed() and not TRACES_TENSOROPS:
+        pytest.skip(NOT_TRACED)
+
+    def viterbi(a: Any, b: Any, c: Any) -> Any:
+        return tops.einsum(
+            "i (g j), (g j) k, k l -> i l", a, b, c, semiring="max", argmax=True, g=2
+        )
+
+    def sublists(a: Any, b: Any, c: Any) -> Any:
+        return tops.einsum(a, [0, 1], b, [1, 2], c, [2, 3], [0, 3], semiring="min", argmax=True)
+
+    a, b, c = torch.randn(3, 4), torch.randn(4, 5), torch.randn(5, 2)
+    for function, keys in [(viterbi, ["g", "j", "k"]), (sublists, [1, 2])]:
+        counter = CompileCounter()
+        values, indices = torch.compile(function, fullgraph=True, backend=counter)(a, b, c)
+        want_values, want_indices = function(a, b, c)
+        torch.testing.assert_close(values, want_values)
+        assert sorted(indices, key=str) == sorted(want_indices, key=str) == sorted(keys, key=str)
+        for axis, index in want_indices.items():
+            torch.testing.assert_close(indices[axis], index)
+        assert counter.frame_count == 1
+        if stand_ins.installed():
+            graph = torch._dynamo.explain(function)(a, b, c).graphs[0].graph
+            calls = [node for node in graph.nodes if node.op == "call_function"]
+            # one node; the others take its tuple apart (the values, an index per axis)
+            names = [node.target.__name__ for node in calls]
+            assert names == ["in_graph"] + ["getitem"] * (len(keys) + 1)
+            assert calls[0].args[0] == checks.INDICES
+
+
+def test_torch_compile_back_pointers_with_symbolic_sizes() -> None:
+    """Symbolic sizes: the call is traced through (its dict is no node), where Dynamo can."""
     torch = pytest.importorskip("torch")
     from tests._dynamo import NOT_TRACED, TRACES_TENSOROPS
 
@@ -725,11 +763,27 @@ def test_torch_compile_back_pointers() -> None:
     def viterbi(a: Any, b: Any) -> Any:
         return tops.einsum("ij,jk->ik", a, b, semiring="max", argmax=True)
 
-    a, b = torch.randn(3, 4), torch.randn(4, 2)
-    values, indices = torch.compile(viterbi, fullgraph=True, backend="eager")(a, b)
-    want_values, want_indices = viterbi(a, b)
-    torch.testing.assert_close(values, want_values)
-    torch.testing.assert_close(indices["j"], want_indices["j"])
+    compiled = torch.compile(viterbi, fullgraph=True, backend="eager", dynamic=True)
+    for rows in (3, 5):
+        a, b = torch.randn(rows, 4), torch.randn(4, 2)
+        values, indices = compiled(a, b)
+        want_values, want_indices = viterbi(a, b)
+        torch.testing.assert_close(values, want_values)
+        torch.testing.assert_close(indices["j"], want_indices["j"])
+
+
+def test_torch_compile_back_pointers_error_is_the_eager_one() -> None:
+    torch = pytest.importorskip("torch")
+
+    def viterbi(a: Any, b: Any) -> Any:
+        return tops.einsum("ij,jk->ik", a, b, semiring="max", argmax=True)
+
+    a, b = torch.randn(3, 0), torch.randn(0, 2)
+    with pytest.raises(tops.TensorOpsError) as eager:
+        viterbi(a, b)
+    with pytest.raises(tops.TensorOpsError) as compiled:
+        torch.compile(viterbi, fullgraph=True, backend="eager")(a, b)
+    assert str(compiled.value) == str(eager.value)
 
 
 @pytest.mark.slow

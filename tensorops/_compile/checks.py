@@ -28,6 +28,7 @@ from tensorops._pack import pack, parse_shape, unpack
 from tensorops._softmax import log_softmax, softmax
 
 __all__ = [
+    "INDICES",
     "NODE_OPS",
     "OWN",
     "PLAIN_DATA",
@@ -40,6 +41,20 @@ __all__ = [
     "not_constant",
     "raise_pending",
 ]
+
+#: The node of ``einsum(..., argmax=True)``: the values and the indices as a tuple.
+INDICES = "einsum_with_indices"
+
+
+def _einsum_with_indices(*args: Any, **keywords: Any) -> tuple[Any, ...]:
+    """``einsum(..., argmax=True)`` as tensors only: the values, then the indices axis by axis.
+
+    A node returns tensors; the stand-in puts the indices back in a dict under the
+    axes the check found (`check` returns them).
+    """
+    values, indices = einsum(*args, **keywords)
+    return (values, *indices.values())
+
 
 #: The public ops whose calls on torch tensors become one node each, by name.
 NODE_OPS: dict[str, Callable[..., Any]] = {
@@ -54,17 +69,18 @@ NODE_OPS: dict[str, Callable[..., Any]] = {
     "add_at": add_at,
     "pack": lambda tensors, pattern: pack(tensors, pattern)[0],  # the shapes: traced
     "unpack": unpack,
+    INDICES: _einsum_with_indices,
 }
-
-#: Keywords that make an op return more than tensors, which a graph node cannot (einsum's
-#: ``argmax=True`` adds a dict of indices): such a call runs the op's own code, traced.
-NOT_NODES: dict[str, str] = {"einsum": "argmax"}
 
 
 def is_node(op: str, keywords: dict[str, Any]) -> bool:
-    """Whether a call of `op` with `keywords` returns tensors only: one node can run it."""
-    name = NOT_NODES.get(op)
-    return name is None or keywords.get(name) is not True
+    """Whether a call of `op` with `keywords` returns tensors only: one node can run it.
+
+    einsum's ``argmax=True`` adds a dict of indices: with constant sizes the check
+    names its axes and the node (`INDICES`) returns the indices as tensors; with
+    symbolic sizes the call runs the op's own code, traced.
+    """
+    return op != "einsum" or keywords.get("argmax") is not True
 
 
 #: Plain data a node takes as it is, besides tensors (a symbolic int is an ``int`` to
@@ -101,9 +117,10 @@ def check(op: str, specs: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
 
     Dynamo calls it itself when every argument is a constant (`install`), else it
     traces `not_constant` (None). A tensor is ``(TENSOR, shape, dtype)`` in `specs`.
-    Returns True, or for pack its packed shapes (constants of the trace then); False
-    where the call fails: the error waits for `raise_pending` (a fold that raises
-    would be Dynamo's error on newer torch, a constant-result function's is not).
+    Returns True, or for pack its packed shapes and for einsum's ``argmax=True`` the
+    axes of its indices (constants of the trace then); False where the call fails:
+    the error waits for `raise_pending` (a fold that raises would be Dynamo's error on
+    newer torch, a constant-result function's is not); "own" where no node can run it.
     """
     items = tuple(keywords.items())
     for _, value in items:
@@ -117,7 +134,7 @@ def check(op: str, specs: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
     except TensorOpsError as error:
         _PENDING[:] = [error]
         return False
-    return result if is_node(op, keywords) else "own"
+    return result
 
 
 @functools.lru_cache(maxsize=1024)
@@ -130,8 +147,10 @@ def checked(op: str, specs: tuple[Any, ...], keywords: tuple[tuple[str, Any], ..
     except TensorOpsError as error:
         raise pass_through(error) from None
     except Exception:  # not the op's error (a meta kernel missing): the node runs
-        return None if op == "pack" else True
-    return tuple(result[1]) if op == "pack" else True
+        return None if op == "pack" else True if is_node(op, dict(keywords)) else "own"
+    if op == "pack":
+        return tuple(result[1])
+    return True if is_node(op, dict(keywords)) else tuple(result[1])
 
 
 def stand_in_of(value: Any) -> Any:

@@ -30,10 +30,12 @@ tensors, Dynamo traces a stand-in of a few lines instead::
   inductor and torch.export trace through the node to the framework's operators.
 
 A call the stand-in cannot make a node (no torch tensor, a function as reduction,
-an argument that is neither a tensor nor plain data, a result that is more than
-tensors: einsum's ``argmax=True``) runs the op's own code, which Dynamo traces as it
-traces einops. This module imports no framework; torch's types
-are read when Dynamo is imported (`install`).
+an argument that is neither a tensor nor plain data; einsum's ``argmax=True`` with
+symbolic sizes, whose dict of indices a node cannot return) runs the op's own code,
+which Dynamo traces as it traces einops. With constant sizes the check names the
+axes of einsum's indices, and one node returns the values and the indices. This
+module imports no framework; torch's types are read when Dynamo is imported
+(`install`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from typing import Any
 
 from tensorops._compile import dynamo
 from tensorops._compile.checks import (
+    INDICES,
     NODE_OPS,
     OWN,
     PLAIN_DATA,
@@ -118,7 +121,8 @@ def _otherwise(op: str, checked: Any, args: tuple[Any, ...], keywords: dict[str,
     """A stand-in's call that is not a checked node: symbolic sizes, an error, or neither.
 
     `checked` is what `check` gave: None (not constants: symbolic sizes), False (the
-    call's eager error, kept) or "own" (an argument a node cannot take).
+    call's eager error, kept), "own" (an argument a node cannot take) or the axes of
+    einsum's indices (``argmax=True``: one node returns the values and the indices).
     """
     if checked is None:
         for value in keywords.values():  # a function among symbolic sizes: not a node
@@ -132,6 +136,9 @@ def _otherwise(op: str, checked: Any, args: tuple[Any, ...], keywords: dict[str,
         return result
     if checked is False:
         raise_pending()
+    if type(checked) is tuple:  # einsum's indices, under the axes the check found
+        values, *indices = in_graph(INDICES, *args, **keywords)
+        return values, dict(zip(checked, indices, strict=True))
     return OWN[op](*args, **keywords)
 
 
@@ -261,7 +268,7 @@ _STAND_INS: tuple[tuple[Callable[..., Any], Callable[..., Any]], ...] = (
     *(
         (function, _stand_in(name))
         for name, function in NODE_OPS.items()
-        if name not in ("pack", "unpack")
+        if name not in ("pack", "unpack", INDICES)
     ),
     (pack, _pack),
     (unpack, _unpack),
