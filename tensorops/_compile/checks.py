@@ -141,16 +141,17 @@ def check(op: str, specs: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
 def checked(op: str, specs: tuple[Any, ...], keywords: tuple[tuple[str, Any], ...]) -> Any:
     """`_check`, cached by the call's description: the op run on meta tensors."""
     args = [stand_in_of(value) for value in specs]
+    node = is_node(op, dict(keywords))
     try:
         with replaying(op):  # errors are made with their context, as eagerly
             result = OWN[op](*args, **{name: stand_in_of(value) for name, value in keywords})
     except TensorOpsError as error:
         raise pass_through(error) from None
-    except Exception:  # not the op's error (a meta kernel missing): the node runs
-        return None if op == "pack" else True if is_node(op, dict(keywords)) else "own"
-    if op == "pack":
+    except Exception:  # not the op's error (a meta kernel missing): the node runs, if one can
+        return None if op == "pack" else node or "own"
+    if op == "pack" or not node:  # pack's shapes; einsum's argmax=True: its indices' axes
         return tuple(result[1])
-    return True if is_node(op, dict(keywords)) else tuple(result[1])
+    return True
 
 
 def stand_in_of(value: Any) -> Any:
