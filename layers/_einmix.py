@@ -53,10 +53,12 @@ class EinMix(nn.Module):
     linear map per head, per group, ...). Axes composed in the pattern are split
     or merged around the einsum, so ``"b (h w) c -> b h w c2"`` works as it reads.
 
-    The weight and the bias are initialized like ``nn.Linear``: uniform in
-    ``(-1/sqrt(fan_in), 1/sqrt(fan_in))``, where ``fan_in`` is the product of the
-    lengths of the weight axes that are summed over (those absent from the
-    output). The parameters have einops' shapes: the weight in the order of
+    The parameters are initialized as einops initializes them, so a model that
+    swaps einops' layer for this one starts from the same weights under the same
+    seed: the weight uniform in ``(-sqrt(3/fan_in), sqrt(3/fan_in))``, then the bias
+    uniform in ``(-1/sqrt(fan_in), 1/sqrt(fan_in))``, where ``fan_in`` is the
+    product of the lengths of the weight axes that are summed over (those absent
+    from the output). The parameters have einops' shapes: the weight in the order of
     ``weight_shape``, the bias broadcastable against the output, so checkpoints
     of ``einops.layers.torch.EinMix`` load.
 
@@ -226,9 +228,13 @@ class EinMix(nn.Module):
         return tuple(dims)
 
     def reset_parameters(self) -> None:
-        """Draw the weight and the bias from ``uniform(-1/sqrt(fan_in), 1/sqrt(fan_in))``."""
+        """Draw the weight from ``uniform(±sqrt(3/fan_in))``, then the bias from ``uniform(±1/sqrt(fan_in))``.
+
+        The bounds and the order of the draws are einops': the same seed gives the
+        same initial parameters as ``einops.layers.torch.EinMix``.
+        """
         bound = 1.0 / math.sqrt(self.fan_in) if self.fan_in > 0 else 0.0
-        nn.init.uniform_(self.weight, -bound, bound)
+        nn.init.uniform_(self.weight, -math.sqrt(3.0) * bound, math.sqrt(3.0) * bound)
         if self.bias is not None:
             nn.init.uniform_(self.bias, -bound, bound)
 

@@ -147,13 +147,39 @@ def test_einmix_with_ellipsis_and_single_axis_terms():
 def test_einmix_initialization_follows_fan_in():
     torch.manual_seed(0)
     mix = EinMix("b h c -> b h e", weight_shape="h c e", bias_shape="h e", h=4, c=256, e=64)
-    bound = 1 / math.sqrt(256)  # h is kept in the output, so fan_in is c alone
-    assert mix.fan_in == 256
-    for parameter in (mix.weight, mix.bias):
+    assert mix.fan_in == 256  # h is kept in the output, so fan_in is c alone
+    # einops' bounds: sqrt(3 / fan_in) for the weight, 1 / sqrt(fan_in) for the bias
+    for parameter, bound in ((mix.weight, math.sqrt(3 / 256)), (mix.bias, 1 / math.sqrt(256))):
         assert parameter is not None
         assert parameter.abs().max() <= bound
         assert parameter.abs().max() > 0.9 * bound
         assert abs(parameter.mean().item()) < 0.1 * bound
+
+
+@pytest.mark.parametrize(
+    ("pattern", "weight_shape", "bias_shape", "lengths"),
+    [
+        ("b t c -> b t d", "c d", "d", {"c": 32, "d": 48}),
+        ("b h c -> b h e", "h c e", "h e", {"h": 4, "c": 16, "e": 8}),
+        ("b (h w) c -> b h w e", "c e", None, {"h": 2, "w": 3, "c": 5, "e": 7}),
+        ("b n c -> b c n2", "n n2", "n2", {"n": 6, "n2": 9}),
+    ],
+)
+def test_einmix_starts_from_einops_parameters_under_one_seed(
+    pattern: str, weight_shape: str, bias_shape: str | None, lengths: dict[str, int]
+) -> None:
+    """A model that swaps einops' EinMix for tensorops' starts from the same weights."""
+    einops_torch = pytest.importorskip("einops.layers.torch")
+    torch.manual_seed(1234)
+    theirs = einops_torch.EinMix(pattern, weight_shape, bias_shape, **lengths)
+    torch.manual_seed(1234)
+    ours = EinMix(pattern, weight_shape, bias_shape, **lengths)
+    torch.testing.assert_close(ours.weight, theirs.weight, rtol=0, atol=0)
+    if bias_shape is None:
+        assert ours.bias is None and theirs.bias is None
+    else:
+        assert ours.bias is not None
+        torch.testing.assert_close(ours.bias, theirs.bias, rtol=0, atol=0)
 
 
 def test_einmix_parameters_have_einops_shapes():
