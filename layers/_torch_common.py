@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 import tensorops as tops
-from tensorops._grammar import Anon, Axis, Bracket, Dots, Group, parse_pattern
+from tensorops._grammar import Anon, Axis, Bracket, Dots, Group, parse_concat
 
 __all__ = [
     "PatternLayer",
@@ -34,13 +34,14 @@ Reduction = str | Callable[[torch.Tensor, tuple[int, ...]], torch.Tensor]
 def probe_shape(pattern: object, lengths: Mapping[str, Any]) -> tuple[int, ...]:
     """A shape that fits the first term of `pattern`; axes of unknown length get length 1.
 
-    ``...`` stands for no axes. A pattern that does not parse gives ``()``: the op
-    called on the probe then reports the syntax error.
+    ``...`` stands for no axes; a concatenation ``(a + b)`` is its parts' lengths added.
+    A pattern that does not parse gives ``()``: the op called on the probe then
+    reports the syntax error.
     """
     if not isinstance(pattern, str):
         return ()
     try:
-        term = parse_pattern(pattern).inputs[0]
+        term = parse_concat(pattern).inputs[0]
     except tops.TensorOpsError:
         return ()
     shape = []
@@ -48,15 +49,25 @@ def probe_shape(pattern: object, lengths: Mapping[str, Any]) -> tuple[int, ...]:
         for inner in element.elements if isinstance(element, Bracket) else (element,):
             if isinstance(inner, Dots):
                 continue
-            size = 1
-            for item in inner.items if isinstance(inner, Group) else (inner,):
-                if isinstance(item, Anon):
-                    size *= item.length
-                elif isinstance(item, Axis):
-                    value = lengths.get(item.name, 1)
-                    size *= value if type(value) is int and value > 0 else 1
-            shape.append(size)
+            if isinstance(inner, Group) and inner.parts:
+                shape.append(sum(_probe_size(part, lengths) for part in inner.parts))
+            else:
+                shape.append(
+                    _probe_size(inner.items if isinstance(inner, Group) else (inner,), lengths)
+                )
     return tuple(shape)
+
+
+def _probe_size(items: tuple[Any, ...], lengths: Mapping[str, Any]) -> int:
+    """The length of axes composed: integers as written, names as given or 1."""
+    size = 1
+    for item in items:
+        if isinstance(item, Anon):
+            size *= item.length
+        elif isinstance(item, Axis):
+            value = lengths.get(item.name, 1)
+            size *= value if type(value) is int and value > 0 else 1
+    return size
 
 
 def check_when_built(

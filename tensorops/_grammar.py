@@ -5,8 +5,10 @@ One parser serves every op::
     pattern   := operands [ "->" operands ]
     operands  := term { "," term }
     term      := { element }
-    element   := NAME | INTEGER | "..." | "(" { NAME | INTEGER | "..." } ")" | "_" | "*"
+    element   := NAME | INTEGER | "..." | group | "_" | "*"
                | "[" { NAME | INTEGER | "..." | "(" ... ")" } "]"
+    group     := "(" part { "+" part } ")"       (a "+" only where the op concatenates)
+    part      := { NAME | INTEGER | "..." }      (not empty when there is a "+")
 
 This module knows nothing of tensors or shapes: which elements an op accepts,
 and what they mean, is decided by the op. Every node keeps the ``(start, end)``
@@ -17,6 +19,9 @@ pattern the same way:
 
 * `check_names`: an axis name is an identifier that neither starts nor ends
   with ``_`` (a lone ``_`` is a skipped axis), as einops has it;
+* `parse_concat`: the same parser, where ``+`` joins the parts of a concatenation
+  (rearrange and einsum); `parse_pattern` refuses ``+`` with a caret at it, so an
+  op that does not concatenate never sees a concatenation;
 * `is_spaced`: whether an einsum equation is written with spaced names
   (``"b h i d, b h j d -> b h i j"``) rather than compact letters (``"ij,jk->ik"``).
 
@@ -51,6 +56,7 @@ __all__ = [
     "check_names",
     "is_spaced",
     "items_of",
+    "parse_concat",
     "parse_pattern",
 ]
 
@@ -88,10 +94,18 @@ class Star(NamedTuple):
 
 
 class Group(NamedTuple):
-    """``( ... )``: axes composed into one dimension; ``()`` is a unit axis."""
+    """``( ... )``: axes composed into one dimension; ``()`` is a unit axis.
+
+    A concatenation ``(a + b c)`` (`parse_concat` only) is a group whose `parts` are
+    the items between the ``+`` signs, each part composed, the parts joined end to
+    end; `items` are then all of them, left to right, and `plus` the spans of the
+    ``+`` signs. Every other group has no parts.
+    """
 
     items: tuple[Axis | Anon | Dots, ...]
     span: Span
+    parts: tuple[tuple[Axis | Anon | Dots, ...], ...] = ()
+    plus: tuple[Span, ...] = ()
 
 
 class Bracket(NamedTuple):
@@ -134,7 +148,7 @@ def items_of(term: Term) -> Iterator[tuple[Element, Item]]:
 
 
 class _Token(NamedTuple):
-    kind: str  # "name" "int" "..." "(" ")" "[" "]" "," "->" "_" "*"
+    kind: str  # "name" "int" "..." "(" ")" "[" "]" "," "->" "_" "*" "+"
     text: str
     span: Span
 
@@ -144,7 +158,7 @@ class _Token(NamedTuple):
 # Beyond ASCII every non-space character is part of a word: compact einsum equations
 # use any Unicode symbol as one axis, as opt_einsum writes them.
 _TOKEN = re.compile(
-    r"\s+|(?P<punct>\.\.\.|->|[()\[\],*])|(?P<word>(?:[0-9A-Za-z_]|[^\x00-\x7f\s])+)"
+    r"\s+|(?P<punct>\.\.\.|->|[()\[\],*+])|(?P<word>(?:[0-9A-Za-z_]|[^\x00-\x7f\s])+)"
 )
 
 
@@ -204,10 +218,11 @@ def _bad_character(text: str, i: int) -> PatternError:
 
 
 class _Parser:
-    def __init__(self, text: str, tokens: list[_Token]) -> None:
+    def __init__(self, text: str, tokens: list[_Token], concat: bool = False) -> None:
         self.text = text
         self.tokens = tokens
         self.pos = 0
+        self.concat = concat  # whether '+' joins the parts of a group
 
     def error(self, reason: str, span: Span, hint: str | None = None) -> PatternError:
         return PatternError(reason, pattern=self.text, span=span, hint=hint)
@@ -255,10 +270,18 @@ class _Parser:
             return self.bracket(token)
         if kind == "]":
             raise self.error("unmatched closing bracket", token.span)
+        if kind == "+":
+            raise self.error(
+                "'+' is allowed only inside parentheses, between the parts of a concatenation",
+                token.span,
+                hint="concatenate with a group: 'b c1, b c2 -> b (c1 + c2)'",
+            )
         return self.inner(token, "parentheses")
 
     def inner(self, token: _Token, where: str) -> Axis | Anon | Dots | Group:
         """An element allowed inside brackets: a name, an integer, '...' or a group."""
+        if token.kind == "+" and where == "brackets":
+            raise self.error("'+' is not allowed inside brackets", token.span)
         kind = token.kind
         if kind == "name":
             return Axis(token.text, token.span)
@@ -267,23 +290,50 @@ class _Parser:
         if kind == "...":
             return Dots(token.span)
         if kind == "(":
-            return self.group(token)
+            return self.group(token, where)
         if kind == ")":
             raise self.error("unmatched closing parenthesis", token.span)
         raise self.error(f"{token.text!r} is not allowed inside {where}", token.span)
 
-    def group(self, opening: _Token) -> Group:
+    def group(self, opening: _Token, where: str = "parentheses") -> Group:
         items: list[Axis | Anon | Dots] = []
+        parts: list[tuple[Axis | Anon | Dots, ...]] = []
+        plus: list[Span] = []
         while (token := self.peek()) is not None and token.kind not in (",", "->", "]"):
             self.pos += 1
             if token.kind == ")":
-                return Group(tuple(items), (opening.span[0], token.span[1]))
+                span = (opening.span[0], token.span[1])
+                if not plus:
+                    return Group(tuple(items), span)
+                part = tuple(items[sum(map(len, parts)) :])
+                if not part:
+                    raise self.error("a part of the concatenation is empty", plus[-1])
+                return Group(tuple(items), span, (*parts, part), tuple(plus))
             if token.kind == "(":
                 raise self.error("nested parentheses are not allowed", token.span)
+            if token.kind == "+":
+                self.check_plus(token, where)
+                part = tuple(items[sum(map(len, parts)) :])
+                if not part:
+                    raise self.error("a part of the concatenation is empty", token.span)
+                parts.append(part)
+                plus.append(token.span)
+                continue
             item = self.inner(token, "parentheses")
             assert not isinstance(item, Group)
             items.append(item)
         raise self.error("unclosed parenthesis", opening.span)
+
+    def check_plus(self, token: _Token, where: str) -> None:
+        """Refuse a '+' in a group where the op does not concatenate, or inside brackets."""
+        if where == "brackets":
+            raise self.error("'+' is not allowed inside brackets", token.span)
+        if not self.concat:
+            raise self.error(
+                "concatenation with '+' is supported by rearrange and einsum only",
+                token.span,
+                hint="concatenate first: tops.rearrange([x, y], 'b c1, b c2 -> b (c1 + c2)')",
+            )
 
     def bracket(self, opening: _Token) -> Bracket:
         elements: list[Axis | Anon | Dots | Group] = []
@@ -304,6 +354,16 @@ def parse_pattern(text: str) -> Pattern:
     The result is cached: parsing the same text again is a dictionary lookup.
     """
     return _Parser(text, _tokenize(text)).parse()
+
+
+@functools.lru_cache(maxsize=1024)
+def parse_concat(text: str) -> Pattern:
+    """Parse pattern text where ``+`` joins the parts of a group (rearrange, einsum); cached.
+
+    Raises:
+        PatternError: the pattern is malformed, or a part of a concatenation is empty.
+    """
+    return _Parser(text, _tokenize(text), concat=True).parse()
 
 
 def check_names(pattern: Pattern) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar, overload
 
-from tensorops._dispatch import Op, call, keyword_arguments, stack_lists
+from tensorops._concat import plan_concat
+from tensorops._dispatch import Op, call, call_many, keyword_arguments, stack_lists
 from tensorops._errors import MISSING, unknown_option
 from tensorops._plan import plan_recipe
 from tensorops._types import REDUCTIONS, Backend, Executor, Reduction
@@ -27,6 +28,8 @@ CALLABLE = ("callable",)
 def _plan_rearrange(
     pattern: str, shape: Any, lengths: Any, variant: Any, backend: Backend
 ) -> Executor:
+    if "+" in pattern or "," in pattern:  # concatenation, splitting: one array per term
+        return plan_concat(pattern, shape, lengths, backend)
     return plan_recipe("rearrange", pattern, shape, lengths).executor(backend)
 
 
@@ -54,6 +57,10 @@ REARRANGE = Op("rearrange", _plan_rearrange, "rearrange(x, 'a b -> b a')", stack
 REDUCE = Op("reduce", _plan_reduce, "reduce(x, 'a b -> a', 'sum')", stack_lists)
 REPEAT = Op("repeat", _plan_repeat, "repeat(x, 'a -> a b', b=2)", stack_lists)
 
+#: A list of arrays: stacked for a pattern of one input term, else one array per term
+#: (a subclass too: a node of a torch.compile graph gets torch.fx's immutable_list).
+_SEQUENCES = (list, tuple)
+
 #: einops' names of the array and the pattern, for calls that pass them as keywords.
 _NAMES = ("tensor", "pattern")
 
@@ -69,19 +76,27 @@ def rearrange(*, tensor: ArrayT, pattern: str, **lengths: int) -> ArrayT: ...
 def rearrange(x: Any = MISSING, pattern: Any = MISSING, /, **lengths: Any) -> Any:
     """Reorder, split and merge axes by a pattern; returns a view whenever the framework can.
 
+    ``+`` concatenates and splits (see the concatenation page of the docs): a list
+    with one array per input term is concatenated along the output's ``(a + b)``
+    group, matched to its parts by axis names; an input's ``(a + b)`` group is split
+    (views), one array per output term, returned as a tuple.
+
     Args:
-        x: an array of any supported family, or a list / tuple of arrays of one
-            shape, which are stacked along a new leading axis first.
+        x: an array of any supported family, or a list / tuple of arrays: one per
+            input term when the pattern has several, else arrays of one shape,
+            stacked along a new leading axis first.
         pattern: ``"left -> right"``, e.g. ``"b c (h w) -> b h w c"``. Both sides
             name the same axes; ``1`` and ``()`` are unit axes that may appear or
-            disappear; ``...`` stands for any number of axes.
+            disappear; ``...`` stands for any number of axes. ``(a + b)`` joins
+            parts end to end; with it, either side may have several terms.
         **lengths: lengths of axes that cannot be inferred from the shape. As in
             einops, ``tensor=`` and ``pattern=`` are the array and the pattern
             when they are not given positionally; when they are, any identifier
             is an axis name, ``tensor`` and ``pattern`` included.
 
     Returns:
-        An array of the input's family, device and dtype.
+        An array of the input's family, device and dtype; a tuple of them, one per
+        output term, when the pattern has several.
 
     Raises:
         TensorOpsError: the pattern is malformed or does not fit the shape.
@@ -95,9 +110,17 @@ def rearrange(x: Any = MISSING, pattern: Any = MISSING, /, **lengths: Any) -> An
         (2, 32, 32, 3)
         >>> tops.rearrange(tensor=x, pattern="b c h w -> b (c h w)").shape
         (8, 3072)
+        >>> a, b = np.zeros((2, 3)), np.ones((2, 4))
+        >>> tops.rearrange([a, b], "n c1, n c2 -> n (c1 + c2)")
+        array([[0., 0., 0., 1., 1., 1., 1.],
+               [0., 0., 0., 1., 1., 1., 1.]])
+        >>> [y.shape for y in tops.rearrange(np.zeros((2, 7)), "n (c1 + c2) -> n c1, c2 n", c1=3)]
+        [(2, 3), (4, 2)]
     """
     if pattern is MISSING:
         x, pattern = keyword_arguments("rearrange", (x, pattern), _NAMES, lengths)
+    if isinstance(x, _SEQUENCES) and type(pattern) is str and "," in pattern.partition("->")[0]:
+        return call_many(REARRANGE, x, pattern, lengths, None, None)  # one array per term
     return call(REARRANGE, x, pattern, lengths, None, None)
 
 

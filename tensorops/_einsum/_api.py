@@ -32,6 +32,7 @@ from tensorops._einsum._arguments import (
     sublist_subscripts,
 )
 from tensorops._einsum._bind import bind_equation
+from tensorops._einsum._concat import einsum_concat, has_concat
 from tensorops._einsum._optimizer import PathOptimizer
 from tensorops._einsum._program import (
     ContractionPlan,
@@ -144,6 +145,11 @@ def einsum(*args: Any, **keywords: Any) -> Any:
     ``...`` and size-1 axes broadcast. Mixed dtypes are promoted by the framework's
     rules.
 
+    In spaced notation a group ``(c1 + c2)`` is one axis, its parts joined end to
+    end: an operand given as a list of arrays there is their concatenation along
+    it, and several output terms split the result along such an axis (see the
+    concatenation page of the docs).
+
     Every calling convention of the peers works: the arrays one by one or as one
     list (``torch.einsum(eq, [a, b])``), nested lists of numbers (NumPy arrays), and
     the sublist format ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` with any hashable
@@ -211,6 +217,9 @@ def einsum(*args: Any, **keywords: Any) -> Any:
         array([0., 2., 4.])
         >>> tops.einsum(a, [0, 1], b, [1, 2], [0, 2]).shape
         (2, 4)
+        >>> w1, w2 = np.ones((3, 6)), np.ones((2, 6))  # concatenated: (3 + 2, 6)
+        >>> tops.einsum(np.ones((5, 5)), [w1, w2], "b (c1 + c2), (c1 + c2) e -> b e").shape
+        (5, 6)
 
         Other semirings: log-space sums and max-plus, with the maximizing indices.
 
@@ -232,6 +241,8 @@ def einsum(*args: Any, **keywords: Any) -> Any:
             equation, operands, spaced = args[-1], args[:-1], True
             if type(equation) is not str:
                 raise TypeError
+        if "+" in equation:  # concatenation: `tensorops._einsum._concat`
+            raise TypeError
         if keywords:
             lengths, options = read_keywords("einsum", equation, spaced, keywords)
             settings = _semiring_settings(options) if options else config.current()
@@ -262,6 +273,8 @@ def _shape(operand: Any) -> tuple[int, ...]:
 
 def _einsum_with_options(args: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
     """Einsum in any calling convention, with any option (see `._arguments`)."""
+    if has_concat(args, keywords):
+        return einsum_concat(args, keywords, einsum)
     equation: Any = None
     operands: tuple[Any, ...] = ()
     if type(keywords.get("pattern")) is str and not any(type(arg) is str for arg in args):
