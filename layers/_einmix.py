@@ -228,7 +228,7 @@ class EinMix(nn.Module):
         return tuple(dims)
 
     def reset_parameters(self) -> None:
-        """Draw the weight from ``uniform(±sqrt(3/fan_in))``, then the bias from ``uniform(±1/sqrt(fan_in))``.
+        """Draw the weight in ``±sqrt(3/fan_in)``, then the bias in ``±1/sqrt(fan_in)`` (uniform).
 
         The bounds and the order of the draws are einops': the same seed gives the
         same initial parameters as ``einops.layers.torch.EinMix``.

@@ -1,4 +1,4 @@
-"""PyTorch layers: Rearrange, Reduce, Repeat, EinMix, Softmax and LogSoftmax.
+"""PyTorch layers: Rearrange, Reduce, Repeat, EinMix, Softmax, LogSoftmax and Check.
 
 Their constructors take einops' arguments, positionally or as keywords
 (``Rearrange(pattern=...)``, ``Reduce(pattern=..., reduction=...)``): a keyword
@@ -46,7 +46,7 @@ from ._torch_common import (
     reduction_repr,
 )
 
-__all__ = ["EinMix", "LogSoftmax", "Rearrange", "Reduce", "Repeat", "Softmax"]
+__all__ = ["Check", "EinMix", "LogSoftmax", "Rearrange", "Reduce", "Repeat", "Softmax"]
 
 # EinMix is defined in a module of its own; pickles and reprs name it by its public home.
 EinMix.__module__ = __name__
@@ -219,3 +219,31 @@ class LogSoftmax(PatternLayer):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The log-softmax of `x` along the layer's bracketed axes."""
         return tops.log_softmax(x, self.pattern, **self.lengths)
+
+
+class Check(PatternLayer):
+    """`tensorops.check` as a layer: returns its input, once its shape is checked.
+
+    Args:
+        pattern: the input's axes, e.g. ``"b c h w"``; integers, ``_``, ``...``
+            and groups ``(h w)`` as in `tensorops.check`.
+        **lengths: the lengths the axes must have, e.g. ``c=3``.
+
+    Raises:
+        TensorOpsError: when built, if the pattern is malformed; when called, if
+            the input's shape does not fit (unless ``tops.config.checks`` is off).
+
+    Examples:
+        >>> import torch
+        >>> from tensorops.layers.torch import Check
+        >>> layer = Check("b c h w", c=3)
+        >>> layer
+        Check('b c h w', c=3)
+        >>> x = torch.zeros(2, 3, 4, 4)
+        >>> layer(x) is x
+        True
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """`x` itself, once its shape is checked against the layer's pattern."""
+        return tops.check(x, self.pattern, **self.lengths)

@@ -9,8 +9,14 @@ Examples:
 
 from typing import Any
 
+from tensorops._along import argsort as argsort
+from tensorops._along import cumsum as cumsum
+from tensorops._along import flip as flip
+from tensorops._along import roll as roll
+from tensorops._along import sort as sort
 from tensorops._caches import cache_info as cache_info
 from tensorops._caches import clear_caches as clear_caches
+from tensorops._check import check as check
 from tensorops._compile import install as _install_compile
 from tensorops._compile import stand_ins as _stand_ins  # noqa: F401  (registered with Dynamo)
 from tensorops._config import config as config
@@ -24,6 +30,15 @@ from tensorops._einsum import einsum as einsum
 from tensorops._einsum import einsum_expression as einsum_expression
 from tensorops._einsum import einsum_path as einsum_path
 from tensorops._einsum import register_presets as register_presets
+from tensorops._elementwise import add as add
+from tensorops._elementwise import divide as divide
+from tensorops._elementwise import elementwise as elementwise
+from tensorops._elementwise import logaddexp as logaddexp
+from tensorops._elementwise import maximum as maximum
+from tensorops._elementwise import minimum as minimum
+from tensorops._elementwise import multiply as multiply
+from tensorops._elementwise import subtract as subtract
+from tensorops._elementwise import where as where
 from tensorops._errors import ArgumentError as ArgumentError
 from tensorops._errors import BackendError as BackendError
 from tensorops._errors import PatternError as PatternError
@@ -75,25 +90,40 @@ __all__ = [
     "ShapeError",
     "TensorOpsError",
     "__version__",
+    "add",
     "add_at",
+    "argsort",
     "asnumpy",
     "cache_info",
+    "check",
     "clear_caches",
     "config",
     "convert",
+    "cumsum",
+    "divide",
     "einsum",
     "einsum_expression",
     "einsum_path",
+    "elementwise",
     "explain",
+    "flip",
     "get_at",
     "log_softmax",
+    "logaddexp",
+    "maximum",
+    "minimum",
+    "multiply",
     "pack",
     "parse_shape",
     "rearrange",
     "reduce",
     "register_presets",
     "repeat",
+    "roll",
     "set_at",
     "softmax",
+    "sort",
+    "subtract",
     "unpack",
+    "where",
 ]

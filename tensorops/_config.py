@@ -23,6 +23,7 @@ from tensorops._types import PLANNERS
 __all__ = [
     "Config",
     "Settings",
+    "check_checks",
     "check_max_time",
     "check_memory_limit",
     "check_minimize",
@@ -119,6 +120,23 @@ def check_progress(progress: Any) -> bool:
     return progress
 
 
+def check_checks(checks: Any) -> bool:
+    """``checks`` checked to be a bool."""
+    if not isinstance(checks, bool):
+        raise ArgumentError(f"checks must be True or False, got {checks!r}")
+    return checks
+
+
+#: The environment variable that turns `tops.check` off: ``TENSOROPS_CHECKS=0``.
+CHECKS_VARIABLE = "TENSOROPS_CHECKS"
+
+
+def _checks_from_environment() -> bool:
+    """Whether shape checks run by default: False where ``TENSOROPS_CHECKS`` is 0 / false / off."""
+    value = os.environ.get(CHECKS_VARIABLE, "").strip().lower()
+    return value not in ("0", "false", "off", "no")
+
+
 def check_plan_store(store: Any) -> Any:
     """``plan_store`` checked: None, a bool, a directory or a ``PlanStore``."""
     if store is None or isinstance(store, (bool, str, os.PathLike)) or hasattr(store, "load"):
@@ -133,6 +151,7 @@ def check_plan_store(store: Any) -> Any:
 _EXTRAS: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "progress": (check_progress, False),
     "plan_store": (check_plan_store, None),
+    "checks": (check_checks, _checks_from_environment()),
 }
 _EXTRA_OVERRIDES: ContextVar[dict[str, Any] | None] = ContextVar("tensorops_extra", default=None)
 
@@ -211,6 +230,9 @@ class Config:
             the environment variable ``TENSOROPS_PLAN_STORE`` decides), False (no
             store), True (the platform's cache directory), a directory or a
             ``tops.PlanStore``.
+        checks: Whether `tops.check` verifies a single array (default True, or
+            False where the environment variable ``TENSOROPS_CHECKS`` is ``0`` when
+            tensorops is imported); the lengths of several arrays are always solved.
 
     Examples:
         >>> import tensorops as tops
@@ -244,6 +266,17 @@ class Config:
     @progress.setter
     def progress(self, value: bool) -> None:
         self._set(progress=value)
+
+    @property
+    def checks(self) -> bool:
+        """Whether `tops.check` verifies single arrays; assigning sets the process-wide default."""
+        if _OPEN[0]:
+            return bool(self._extra("checks"))
+        return bool(self._extra_default["checks"])
+
+    @checks.setter
+    def checks(self, value: bool) -> None:
+        self._set(checks=value)
 
     @property
     def plan_store(self) -> Any:
@@ -328,6 +361,7 @@ class Config:
         minimize: Any = _UNSET,
         progress: Any = _UNSET,
         plan_store: Any = _UNSET,
+        checks: Any = _UNSET,
     ) -> _Override:
         """Override settings for a ``with`` block in this thread / task; checked now.
 
@@ -338,7 +372,7 @@ class Config:
             TensorOpsError: An unknown strategy or objective, a bad limit or time.
         """
         values = (strategy, memory_limit, max_time, minimize)
-        given = {"progress": progress, "plan_store": plan_store}
+        given = {"progress": progress, "plan_store": plan_store, "checks": checks}
         extra = {name: value for name, value in given.items() if value is not _UNSET}
         try:
             for value, check in zip(values, _CHECKS, strict=True):

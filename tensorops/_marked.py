@@ -1,17 +1,18 @@
-"""Patterns with brackets read and checked: softmax, log_softmax, get_at, set_at, add_at.
+"""Patterns with brackets read and checked: softmax, the ops along axes, get_at, set_at, add_at.
 
 ``[ ]`` marks the axes an op works along::
 
     softmax   "b h i [j]"                        normalize along j (jointly along several)
               "b h i [j] -> b i h [j]"           ... and rearrange the result
+    roll      "b [t] c"                          flip, roll, sort, argsort, cumsum along t
     get_at    "b [t] c, b p -> b p c"            out[b, p, c] = x[b, index[b, p], c]
               "b [h w] c, b p [2] -> b p c"      k indexed axes: k coordinates per position
     set_at    "b [t] c, b p, b p c -> b [t] c"   a copy of x with the values written there
 
 `read_pattern` parses a pattern with the shared grammar and checks what
-does not depend on shapes, for every op; `plan_softmax` resolves a softmax
-pattern against a shape. Indexing patterns are resolved by
-`tensorops._index_plan`.
+does not depend on shapes, for every op; `plan_marked` resolves the pattern
+of an op on one array (softmax, flip, roll, ...) against a shape. Indexing
+patterns are resolved by `tensorops._index_plan`.
 
 This module imports no framework; the axes are read by `tensorops._axes`.
 """
@@ -42,7 +43,7 @@ __all__ = [
     "INDEX_OPS",
     "LengthItems",
     "marked",
-    "plan_softmax",
+    "plan_marked",
     "read_pattern",
     "useful",
 ]
@@ -59,6 +60,22 @@ EXAMPLES = {
     "get_at": "'b [t] c, b p -> b p c'",
     "set_at": "'b [t] c, b p, b p c -> b [t] c'",
     "add_at": "'b [t] c, b p, b p c -> b [t] c'",
+    "flip": "'b [t] c'",
+    "roll": "'b [t] c'",
+    "sort": "'b [t] c'",
+    "argsort": "'b [t] c'",
+    "cumsum": "'b [t] c'",
+}
+
+#: What the brackets mark, by op, for the message when there are none.
+_MARKS = {
+    "softmax": "the axes to normalize",
+    "log_softmax": "the axes to normalize",
+    "flip": "the axes to flip",
+    "roll": "the axes to roll",
+    "sort": "the axes to sort along",
+    "argsort": "the axes to sort along",
+    "cumsum": "the axes to sum along",
 }
 
 
@@ -77,7 +94,7 @@ def read_pattern(op: str, text: str) -> Pattern:
     """Parse `text` and check that `op` accepts it; cached on (op, text).
 
     What depends on the shapes (how many axes ``...`` stands for, which axes the
-    terms share) is checked by `plan_softmax` and
+    terms share) is checked by `plan_marked` and
     `tensorops._index_plan.plan_index`.
 
     Raises:
@@ -102,7 +119,7 @@ def read_pattern(op: str, text: str) -> Pattern:
         check_term(pattern, term, "right", op, brackets=True)
     first = pattern.inputs[0]
     if not marked(first):
-        what = "the axes to normalize" if op not in INDEX_OPS else "the indexed axes"
+        what = _MARKS.get(op, "the indexed axes")
         raise PatternError(
             f"{what} must be in brackets",
             pattern=text,
@@ -216,10 +233,10 @@ def _dots(term: Term) -> Span | None:
     return next((item.span for _, item in items_of(term) if isinstance(item, Dots)), None)
 
 
-def plan_softmax(
+def plan_marked(
     op: str, text: str, shape: Sequence[int], lengths: LengthItems
 ) -> tuple[tuple[int, ...], Recipe | None]:
-    """The dims `op` normalizes jointly, and the rearrangement after it (None: none).
+    """The bracketed dims of `op`'s one array, and the rearrangement after it (None: none).
 
     Raises:
         PatternError: the pattern is malformed.

@@ -2,7 +2,7 @@
 
 Each op is its `Op` and a public function that hands the
 call to `call`; the pattern is planned by
-`tensorops._marked.plan_softmax` and the adapter makes the framework call
+`tensorops._marked.plan_marked` and the adapter makes the framework call
 (``torch.softmax`` itself on torch).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from tensorops._dispatch import Lengths, Op, Planner, call
-from tensorops._marked import plan_softmax
+from tensorops._marked import plan_marked
 from tensorops._types import Backend, Executor
 
 __all__ = ["LOG_SOFTMAX", "SOFTMAX", "log_softmax", "softmax"]
@@ -23,7 +23,7 @@ def _planner(name: str, log: bool) -> Planner:
     def plan(
         pattern: str, shape: Any, lengths: Lengths, variant: Any, backend: Backend
     ) -> Executor:
-        axes, output = plan_softmax(name, pattern, shape, lengths)
+        axes, output = plan_marked(name, pattern, shape, lengths)
         run = backend.softmaxer(axes, log)
         if output is None:
             return run

@@ -166,6 +166,20 @@ class Backend(Protocol):
     def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
         """An executor: the softmax (or log-softmax) over `axes` jointly, shape kept, stable."""
 
+    # The ops along axes (tensorops._along): one framework call each, along the axes given.
+
+    def flipper(self, axes: tuple[int, ...]) -> Executor:
+        """An executor that reverses its array along `axes` (never empty; a view where possible)."""
+
+    def roller(self, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Executor:
+        """An executor that rolls its array by ``shifts[i]`` along ``axes[i]`` (as numpy.roll)."""
+
+    def sorter(self, axis: int, descending: bool, indices: bool) -> Executor:
+        """An executor: the stable sort along `axis` (`indices`: the argsort, the index dtype)."""
+
+    def cumsummer(self, axis: int) -> Executor:
+        """An executor: the cumulative sum along `axis`, of the framework's dtype for it."""
+
     def einsummer(self, equation: str) -> Callable[..., Any] | None:
         """The framework's own einsum of `equation`, where it beats a planned program.
 
@@ -209,6 +223,15 @@ class Backend(Protocol):
 
     def where(self, condition: Any, a: Any, b: Any) -> Any:
         """``a`` where `condition` holds, else ``b`` (arrays, with broadcasting)."""
+
+    def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
+        """The framework's element-wise function `name`, called as ``f(*operands)``.
+
+        `name` is one of ``add subtract multiply divide maximum minimum logaddexp where``
+        (``where`` takes the condition first); the operands broadcast as the framework
+        broadcasts. Those at the positions `numbers` are Python numbers, which it takes
+        as the framework's own operators take them (their dtype follows the array's).
+        """
 
     def take(self, x: Any, index: Any) -> Any:
         """The elements of ``x`` at the flat (row-major) positions `index`, shaped as it."""

@@ -176,7 +176,8 @@ def test_einmix_starts_from_einops_parameters_under_one_seed(
     ours = EinMix(pattern, weight_shape, bias_shape, **lengths)
     torch.testing.assert_close(ours.weight, theirs.weight, rtol=0, atol=0)
     if bias_shape is None:
-        assert ours.bias is None and theirs.bias is None
+        assert ours.bias is None
+        assert theirs.bias is None
     else:
         assert ours.bias is not None
         torch.testing.assert_close(ours.bias, theirs.bias, rtol=0, atol=0)
@@ -369,3 +370,47 @@ def test_docstring_examples(name):
     flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
     result = doctest.testmod(module, optionflags=flags, verbose=False)
     assert result.failed == 0
+
+
+# --- Check ---------------------------------------------------------------------------------------
+
+
+def test_check_layer_returns_its_input_and_reports_a_bad_shape():
+    from tensorops.layers.torch import Check
+
+    layer = Check("b c (h 2) w", c=3)
+    x = torch.randn(2, 3, 4, 5)
+    assert layer(x) is x
+    assert repr(layer) == "Check('b c (h 2) w', c=3)"
+    with pytest.raises(tops.ShapeError, match="does not match c = 3"):
+        layer(torch.randn(2, 4, 4, 5))
+    with pytest.raises(tops.PatternError, match=r"^Check: check patterns have no '->'"):
+        Check("b c -> c")
+    model = torch.nn.Sequential(Check("b c", c=3), torch.nn.Linear(3, 2), Check("b 2"))
+    assert model(torch.randn(4, 3)).shape == (4, 2)
+    for copied in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
+        assert repr(copied) == repr(layer)
+        assert copied(x) is x
+    buffer = io.BytesIO()
+    torch.save(model.state_dict(), buffer)
+    buffer.seek(0)
+    fresh = torch.nn.Sequential(Check("b c", c=3), torch.nn.Linear(3, 2), Check("b 2"))
+    fresh.load_state_dict(torch.load(buffer))
+    torch.testing.assert_close(fresh(torch.ones(1, 3)), model(torch.ones(1, 3)))
+
+
+def test_check_layer_compiles_in_one_graph():
+    import torch._dynamo
+    from tensorops.layers.torch import Check
+    from torch._dynamo.testing import CompileCounter
+
+    model = torch.nn.Sequential(Check("b c", c=3), torch.nn.Linear(3, 2), Check("b 2"))
+    for dynamic in (None, True):
+        torch._dynamo.reset()
+        counter = CompileCounter()
+        compiled = torch.compile(model, backend=counter, fullgraph=True, dynamic=dynamic)
+        for batch in (9, 10, 11):
+            x = torch.randn(batch, 3)
+            torch.testing.assert_close(compiled(x), model(x))
+        assert counter.frame_count == (2 if dynamic is None else 1)
+    torch._dynamo.reset()

@@ -16,11 +16,18 @@ import tensorops as tops
 
 #: The documented bound of every cache (docs/guarantees.md); a new cache must be added here.
 CACHE_SIZES = {
+    "tensorops._check._solved": 1024,
+    "tensorops._check._terms": 1024,
+    "tensorops._check.check_program": 1024,
     "tensorops._compile.checks.checked": 1024,
     "tensorops._dispatch.bound_plan": 4096,
+    "tensorops._elementwise._planning.read_pattern": 1024,
     "tensorops._einsum._arguments._input_axes": 256,
+    "tensorops._einsum._concat._rewrite": 256,
+    "tensorops._einsum._concat._splitter": 256,
     "tensorops._einsum._program.plan_einsum_cached": 1024,
     "tensorops._einsum._notation.parse_equation": 1024,
+    "tensorops._grammar.parse_concat": 1024,
     "tensorops._grammar.parse_pattern": 1024,
     "tensorops._marked.read_pattern": 1024,
     "tensorops._pack._pack_term": 256,

@@ -183,6 +183,10 @@ class ArrayApiBackend:
     def where(self, condition: Any, a: Any, b: Any) -> Any:
         return self.xp.where(condition, a, b)
 
+    def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
+        # the standard's functions take Python numbers since its 2024.12 revision
+        return getattr(self.xp, name)  # type: ignore[no-any-return]
+
     def take(self, x: Any, index: Any) -> Any:
         flat = self.xp.take(self.reshape(x, (-1,)), self.reshape(index, (-1,)), axis=0)
         return self.reshape(flat, tuple(index.shape))
@@ -206,6 +210,28 @@ class ArrayApiBackend:
             return shifted - xp.log(total) if log else exp / total
 
         return softmax
+
+    def flipper(self, axes: tuple[int, ...]) -> Executor:
+        flip = self.xp.flip
+        return lambda x, arg: flip(x, axis=axes)
+
+    def roller(self, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Executor:
+        roll = self.xp.roll  # a shift per axis: Dask refuses one int for several axes
+        return lambda x, arg: roll(x, shift=shifts, axis=axes)
+
+    def sorter(self, axis: int, descending: bool, indices: bool) -> Executor:
+        function = self.xp.argsort if indices else self.xp.sort
+        return lambda x, arg: function(x, axis=axis, descending=descending, stable=True)
+
+    def cumsummer(self, axis: int) -> Executor:
+        # cumulative_sum is the standard's since 2023.12; older namespaces have cumsum
+        function = getattr(self.xp, "cumulative_sum", None) or getattr(self.xp, "cumsum", None)
+        if function is None:
+            raise BackendError(
+                f"{self.namespace} has neither cumulative_sum nor cumsum",
+                hint="convert the array first, e.g. with tops.convert(x, 'numpy')",
+            )
+        return lambda x, arg: function(x, axis=axis)
 
     def is_integer(self, dtype: Any) -> bool:
         return bool(self.xp.isdtype(dtype, "integral"))

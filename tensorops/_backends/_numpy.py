@@ -59,6 +59,17 @@ _REDUCE: dict[str, Callable[..., Any]] = {
     "var": np.ndarray.var,  # population (ddof=0), as NumPy's default
     "std": np.ndarray.std,
 }
+#: The element-wise functions by name (tops.add, ...): ufuncs, without array-function dispatch.
+_ELEMENTWISE: dict[str, Callable[..., Any]] = {
+    "add": np.add,
+    "subtract": np.subtract,
+    "multiply": np.multiply,
+    "divide": np.divide,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "logaddexp": np.logaddexp,
+    "where": np.where,
+}
 #: argmax / argmin over one axis: the method itself, called with that axis.
 _ONE_AXIS: dict[str, Callable[..., Any]] = {
     "argmax": np.ndarray.argmax,
@@ -190,6 +201,39 @@ class NumpyBackend:
 
         return softmax
 
+    def flipper(self, axes: tuple[int, ...]) -> Executor:
+        # basic slicing: a view, without np.flip's array-function dispatch
+        index = tuple(slice(None, None, -1 if i in axes else 1) for i in range(max(axes) + 1))
+
+        def flip(x: Any, arg: Any) -> Any:
+            return x[index]
+
+        return flip
+
+    def roller(self, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Executor:
+        def roll(x: Any, arg: Any) -> Any:
+            return np.roll(x, shifts, axes)
+
+        return roll
+
+    def sorter(self, axis: int, descending: bool, indices: bool) -> Executor:
+        function = np.argsort if indices else np.sort
+        if not descending:
+            return lambda x, arg: function(x, axis, kind="stable")
+        if not indices:  # ties are equal values: the ascending sort reversed
+            return lambda x, arg: np.flip(np.sort(x, axis, kind="stable"), axis)
+
+        # NumPy sorts ascending only: reversed, sorted stably, and its positions mapped
+        # back and reversed, ties keep their order (as torch's descending stable sort)
+        def argsort(x: Any, arg: Any) -> Any:
+            found = np.argsort(np.flip(x, axis), axis, kind="stable")
+            return np.flip(x.shape[axis] - 1 - found, axis)
+
+        return argsort
+
+    def cumsummer(self, axis: int) -> Executor:
+        return lambda x, arg: np.cumsum(x, axis)
+
     def is_integer(self, dtype: Any) -> bool:
         return bool(np.issubdtype(dtype, np.integer))
 
@@ -226,6 +270,9 @@ class NumpyBackend:
 
     def where(self, condition: Any, a: Any, b: Any) -> Any:
         return np.where(condition, a, b)
+
+    def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
+        return _ELEMENTWISE[name]  # the ufuncs take Python numbers as NumPy's operators do
 
     def take(self, x: Any, index: Any) -> Any:
         return np.take(x, index)  # no axis: the flattened array

@@ -12,6 +12,7 @@ does for torch.compile is in `tensorops._tracing`.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,6 +25,25 @@ from tensorops._errors import FRAMEWORK_ERRORS, BackendError, ShapeError
 from tensorops._types import Executor, IndexSpec
 
 __all__ = ["TorchBackend", "stand_in", "tensor_to_numpy"]
+
+#: The element-wise functions by name (tops.add, ...).
+_ELEMENTWISE: dict[str, Callable[..., Any]] = {
+    "add": torch.add,
+    "subtract": torch.sub,
+    "multiply": torch.mul,
+    "divide": torch.div,
+    "maximum": torch.maximum,
+    "minimum": torch.minimum,
+    "logaddexp": torch.logaddexp,
+    "where": torch.where,
+}
+#: With a Python number among the operands: the operators (torch.sub(2.0, x) refuses it).
+_OPERATORS: dict[str, Callable[..., Any]] = {
+    "add": operator.add,
+    "subtract": operator.sub,
+    "multiply": operator.mul,
+    "divide": operator.truediv,
+}
 
 #: dtypes NumPy cannot hold, and the dtype they are widened to on the way to NumPy.
 _WIDENED: dict[torch.dtype, torch.dtype] = {torch.bfloat16: torch.float32}
@@ -150,6 +170,20 @@ class TorchBackend:
 
         return softmax
 
+    def flipper(self, axes: tuple[int, ...]) -> Executor:
+        return lambda x, arg: torch.flip(x, axes)
+
+    def roller(self, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Executor:
+        return lambda x, arg: torch.roll(x, shifts, axes)
+
+    def sorter(self, axis: int, descending: bool, indices: bool) -> Executor:
+        if indices:
+            return lambda x, arg: torch.argsort(x, dim=axis, descending=descending, stable=True)
+        return lambda x, arg: torch.sort(x, dim=axis, descending=descending, stable=True)[0]
+
+    def cumsummer(self, axis: int) -> Executor:
+        return lambda x, arg: torch.cumsum(x, axis)
+
     def is_integer(self, dtype: Any) -> bool:
         return not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)
 
@@ -182,6 +216,26 @@ class TorchBackend:
 
     def where(self, condition: Any, a: Any, b: Any) -> Any:
         return torch.where(condition, a, b)
+
+    def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
+        if not numbers or name == "where":  # torch.where takes numbers for a and b
+            return _ELEMENTWISE[name]
+        if name in _OPERATORS:  # Python's operators take a number on either side
+            return _OPERATORS[name]
+        function = _ELEMENTWISE[name]  # maximum, minimum, logaddexp take tensors only
+
+        def with_numbers(*operands: Any) -> Any:
+            like = next(x for x in operands if isinstance(x, torch.Tensor))
+            # a 0-d tensor promotes as the Python number does (it does not widen a dtype
+            # of its own kind)
+            return function(
+                *(
+                    x if isinstance(x, torch.Tensor) else torch.tensor(x, device=like.device)
+                    for x in operands
+                )
+            )
+
+        return with_numbers
 
     def take(self, x: Any, index: Any) -> Any:
         return torch.take(x, index)  # x read as flattened, the result shaped as index

@@ -18,9 +18,12 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from tensorops._along import argsort, cumsum, flip, roll, sort
+from tensorops._check import check as check_shapes
 from tensorops._compile.errors import pass_through
 from tensorops._compile.tracing import STAND_INS, constant_result, in_node, replaying
 from tensorops._einsum import einsum
+from tensorops._elementwise import ELEMENTWISE_OPS, align_operands, finish_result
 from tensorops._errors import TensorOpsError
 from tensorops._indexing import add_at, get_at, set_at
 from tensorops._ops import rearrange, reduce, repeat
@@ -69,6 +72,14 @@ NODE_OPS: dict[str, Callable[..., Any]] = {
     "add_at": add_at,
     "pack": lambda tensors, pattern: pack(tensors, pattern)[0],  # the shapes: traced
     "unpack": unpack,
+    "flip": flip,
+    "roll": roll,
+    "sort": sort,
+    "argsort": argsort,
+    "cumsum": cumsum,
+    **ELEMENTWISE_OPS,  # add, subtract, multiply, divide, maximum, minimum, logaddexp, where
+    "elementwise_align": align_operands,  # elementwise(f, ...): these two are nodes, f is traced
+    "elementwise_result": finish_result,
     INDICES: _einsum_with_indices,
 }
 
@@ -108,7 +119,12 @@ def copy_function(function: Any) -> Any:
 #: Dynamo reaches through a closure has no source).
 OWN = {
     name: copy_function(function)
-    for name, function in {**NODE_OPS, "pack": pack, "parse_shape": parse_shape}.items()
+    for name, function in {
+        **NODE_OPS,
+        "pack": pack,
+        "parse_shape": parse_shape,
+        "check": check_shapes,
+    }.items()
 }
 
 

@@ -95,11 +95,12 @@ def _spec(value: Any) -> Any:
         return value
     if isinstance(value, dict):
         return {key: _spec(item) for key, item in value.items()}
+    # ints first: Dynamo cannot trace hasattr() on a symbolic int (a length given as a size)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _int(value)
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         family = type(value).__module__.split(".")[0]
         return _Stand(family, tuple(_int(d) for d in value.shape), str(value.dtype))
-    if isinstance(value, int) and not isinstance(value, bool):
-        return _int(value)
     if callable(value) and not isinstance(value, type):
         return _CALLABLE
     return value

@@ -44,6 +44,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from tensorops._check import check as check_shapes
+from tensorops._check import check_program
 from tensorops._compile import dynamo
 from tensorops._compile.checks import (
     INDICES,
@@ -60,6 +62,8 @@ from tensorops._compile.checks import (
     raise_pending,
 )
 from tensorops._compile.tracing import CONSTANT_RESULTS, ON_DYNAMO, stand_ins_wanted
+from tensorops._config import config
+from tensorops._errors import TensorOpsError
 from tensorops._pack import axis_positions, pack, pack_positions, parse_shape, unpack
 
 __all__ = ["install", "installed"]
@@ -264,6 +268,84 @@ def _axis_positions(pattern: str, ndim: int) -> tuple[tuple[str, int], ...]:
     return axis_positions(pattern, ndim)
 
 
+def _check(*args: Any, **keywords: Any) -> Any:
+    """The stand-in of `check`: no node; sizes compared in the trace, symbolic ones stay so.
+
+    With constant sizes the check is folded (its eager error raised as it is); with
+    symbolic ones the steps of its program (folded: they need no sizes) compare the
+    sizes in the trace, which makes guards on them, as hand-written comparisons do,
+    and the lengths solved are symbolic too. A failing comparison runs the op's own
+    code, traced, which raises the eager error.
+    """
+    if len(args) == 2 and type(args[1]) is str:
+        x, pattern = args
+        arrays: Any = x
+        specs: Any = None
+        if type(x) in _PLAIN:
+            arrays, specs = (x,), (TENSOR, x.shape, x.dtype)
+        elif (type(x) is list or type(x) is tuple) and x:
+            items: tuple[Any, ...] = ()
+            for array in x:
+                if type(array) not in _PLAIN:
+                    return OWN["check"](*args, **keywords)
+                items += ((array.shape, array.dtype),)
+            specs = (TENSORS, items)
+        else:
+            return OWN["check"](*args, **keywords)
+        checked = check("check", (specs, pattern), keywords)
+        if checked is False:
+            raise_pending()
+        if type(checked) is str:  # a length that is not plain data
+            return OWN["check"](*args, **keywords)
+        if checked is True and arrays is not x:  # one array, checked
+            return x
+        ranks = tuple(array.dim() for array in arrays)
+        program = _check_steps(pattern, ranks, tuple(keywords), arrays is not x)
+        if program is None:  # an error: the op's own code raises it
+            return OWN["check"](*args, **keywords)
+        steps, names = program
+        values = dict(keywords)
+        for i, j, known, literal, unknown in steps:
+            size = arrays[i].shape[j]
+            product = literal
+            for name in known:
+                product = product * values[name]
+            if unknown is None:
+                if size != product:
+                    return OWN["check"](*args, **keywords)
+            elif known or literal != 1:
+                if product == 0 or size % product != 0:
+                    return OWN["check"](*args, **keywords)
+                if unknown:
+                    values[unknown] = size // product
+            elif unknown:
+                values[unknown] = size
+        if arrays is not x:
+            return x
+        result = {}
+        for name in names:
+            result[name] = values[name]
+        return result
+    return OWN["check"](*args, **keywords)
+
+
+def _check_steps(pattern: str, ranks: tuple[int, ...], given: tuple[str, ...], single: bool) -> Any:
+    """Folded: the steps of check's program as plain tuples, and the names it solves.
+
+    ``((), ())`` where nothing is to be checked (one array, checks off); None where
+    the program raises or a dimension cannot be solved: the op's own code reports it.
+    """
+    if single and not config.checks:
+        return (), ()
+    try:
+        program = check_program(pattern, ranks, given)
+    except TensorOpsError:
+        return None
+    if program.stuck is not None or not set(given) <= set(program.names):
+        return None
+    return tuple(tuple(step) for step in program.steps), program.names
+
+
 _STAND_INS: tuple[tuple[Callable[..., Any], Callable[..., Any]], ...] = (
     *(
         (function, _stand_in(name))
@@ -273,6 +355,7 @@ _STAND_INS: tuple[tuple[Callable[..., Any], Callable[..., Any]], ...] = (
     (pack, _pack),
     (unpack, _unpack),
     (parse_shape, _parse_shape),
+    (check_shapes, _check),
 )
 
 #: Whether the stand-ins are registered (a list: set once, when Dynamo is imported).
@@ -296,7 +379,7 @@ def install(torch_dynamo: Any) -> None:
         return
     torch = sys.modules["torch"]
     ok = stand_ins_wanted() and dynamo.allow_in_graph(torch, in_graph)
-    for function in (check, _pack_positions, _axis_positions):
+    for function in (check, _pack_positions, _axis_positions, _check_steps):
         ok = ok and dynamo.fold(torch_dynamo, function, not_constant)
     if ok:
         _PLAIN = (torch.Tensor, torch.nn.Parameter)
