@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from tensorops._explain import EXPLAINED_OPS
+
 __all__ = ["main"]
 
 
@@ -130,11 +132,14 @@ def _build_parser() -> _Parser:
     )
     explain.add_argument(
         "--op",
-        choices=["rearrange", "reduce", "repeat", "einsum"],
-        help="the op to explain (default: read from the pattern: einsum for equations such "
-        "as 'ij,jk->ik'; reduce when --reduction is given or axes are only dropped, as in "
-        "'b c h w -> b c'; repeat when axes are only added, as in 'h w -> h w c'; "
-        "rearrange otherwise)",
+        choices=EXPLAINED_OPS,
+        metavar="OP",
+        help="the op to explain: " + ", ".join(EXPLAINED_OPS) + " (default: read from the "
+        "pattern: rearrange for a pattern with '+' (concatenation, splitting); einsum for "
+        "equations such as 'ij,jk->ik'; reduce when --reduction is given or axes are only "
+        "dropped, as in 'b c h w -> b c'; repeat when axes are only added, as in "
+        "'h w -> h w c'; rearrange otherwise). The options of roll, sort, argsort and "
+        "cumsum are given as --len: shift=1, descending=1, reverse=1",
     )
     explain.add_argument(
         "--reduction",
@@ -185,12 +190,14 @@ def _run_explain(args: argparse.Namespace) -> int:
 
     shapes = args.shapes if args.shapes is not None else args.shape_list
     if args.op is None and (args.shapes is not None or len(shapes) > 1):
-        args.op = "einsum"
+        args.op = "rearrange" if "+" in args.pattern else "einsum"
+    options = dict(args.lengths)
+    for flag in ("descending", "reverse"):  # the options of sort, argsort, cumsum: 0 or 1
+        if flag in options and args.op in ("sort", "argsort", "cumsum"):
+            options[flag] = bool(options[flag])
     # one --shape is the input's shape; several (or einsum) are one per operand
     shape: Any = shapes if args.op == "einsum" or len(shapes) > 1 else shapes[0]
-    text = tops.explain(
-        args.pattern, shape, op=args.op, reduction=args.reduction, **dict(args.lengths)
-    )
+    text = tops.explain(args.pattern, shape, op=args.op, reduction=args.reduction, **options)
     print(text)
     return 0
 

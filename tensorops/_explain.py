@@ -1,8 +1,12 @@
 """`explain`: the framework calls an op makes for a pattern and a shape, as a table.
 
 For rearrange / reduce / repeat the table is the op's `Recipe`, row by row; for an
-einsum equation it is the `ContractionPlan` of ``einsum_path``. Errors are the
-op's own, raised with the op being explained as their context.
+einsum equation it is the `ContractionPlan` of ``einsum_path``; for check, the
+lengths it solves. The plans that are executors (concatenation and splitting, the
+element-wise ops, softmax and the ops along bracketed axes) are made for an adapter
+whose arrays are shapes (`tensorops._backends._shapes`) and run: each row is a call
+the executor made. Errors are the op's own, raised with the op being explained as
+their context.
 """
 
 from __future__ import annotations
@@ -11,8 +15,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensorops._axes import DOTS_PREFIX, Dim, count_dots, term_dims
+from tensorops._backends._shapes import ShapeBackend, Shaped
+from tensorops._check import check
 from tensorops._compile import raise_error
 from tensorops._config import config
+from tensorops._dispatch import Op
 from tensorops._einsum._program import ContractionPlan, plan_einsum_cached
 from tensorops._errors import (
     ArgumentError,
@@ -24,9 +31,33 @@ from tensorops._grammar import Anon, Axis, Term, is_spaced, items_of, parse_patt
 from tensorops._plan import PATTERN_OPS, Recipe, check_pattern, plan_recipe
 from tensorops._types import REDUCTIONS
 
-__all__ = ["explain"]
+__all__ = ["EXPLAINED_OPS", "explain"]
 
-_OPS = (*PATTERN_OPS, "einsum")
+#: The ops whose plans are executors: explained by running them on shapes (`ShapeBackend`).
+_RUN_OPS = (
+    "softmax",
+    "log_softmax",
+    "flip",
+    "roll",
+    "sort",
+    "argsort",
+    "cumsum",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "maximum",
+    "minimum",
+    "logaddexp",
+    "where",
+)
+#: The one option of an op along axes, taken from the keywords (as the op takes it).
+_OPTIONS = {"roll": "shift", "sort": "descending", "argsort": "descending", "cumsum": "reverse"}
+#: The ops of several arrays, with ``shape`` a sequence of shapes.
+_MANY = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "logaddexp", "where")
+_OPS = (*PATTERN_OPS, "einsum", "check", *_RUN_OPS)
+#: The ops `explain` shows, for the command line's choices.
+EXPLAINED_OPS = list(_OPS)
 
 Shape = tuple[int, ...]
 
@@ -48,9 +79,15 @@ def explain(
 
     Args:
         pattern: a rearrange / reduce / repeat pattern, or an einsum equation.
-        shape: the input's shape; for einsum, a sequence of shapes, one per operand.
-        op: ``"rearrange"``, ``"reduce"``, ``"repeat"`` or ``"einsum"``. When not
-            given: ``"einsum"`` if the pattern has a ``,``, no ``->``, or is in
+        shape: the input's shape; for einsum, check, concatenation and the
+            element-wise ops, a sequence of shapes, one per array.
+        op: ``"rearrange"``, ``"reduce"``, ``"repeat"``, ``"einsum"``, ``"check"``,
+            an element-wise op (``"add"``, ``"multiply"``, ``"where"``, ...) or an op
+            along bracketed axes (``"softmax"``, ``"flip"``, ``"roll"``, ``"sort"``,
+            ``"argsort"``, ``"cumsum"``, ...; their options ``shift=``,
+            ``descending=``, ``reverse=`` are keywords, as the ops take them). When not
+            given: ``"rearrange"`` if the pattern has a ``+`` (concatenation,
+            splitting); ``"einsum"`` if the pattern has a ``,``, no ``->``, or is in
             compact notation (``"ij->ji"``); ``"reduce"`` if `reduction` is
             given or axes are only dropped on the right (``"b c h w -> b c"``);
             ``"repeat"`` if axes are only added on the right (``"h w -> h w c"``);
@@ -88,6 +125,10 @@ def explain(
         reduction_name = _reduction_name(chosen, reduction)
         if chosen == "einsum":
             return _explain_einsum(pattern, shape, lengths)
+        if chosen == "check":
+            return _explain_check(pattern, shape, lengths)
+        if chosen in _RUN_OPS or "+" in pattern:
+            return _explain_run(chosen, pattern, shape, lengths)
         single = _as_shape(shape)
         recipe = plan_recipe(chosen, pattern, single, tuple(lengths.items()))
         return _render(chosen, pattern, single, recipe, reduction_name, lengths)
@@ -118,6 +159,8 @@ def _choose_op(pattern: str, op: str | None, reduction: object) -> str:
         if op not in _OPS:
             raise unknown_option("op", op, _OPS)
         return op
+    if "+" in pattern:
+        return "rearrange"  # concatenation or splitting
     parsed = parse_pattern(pattern)
     several = len(parsed.inputs) > 1 or parsed.outputs is None or len(parsed.outputs) > 1
     if several or _is_compact(parsed.inputs[0], parsed.outputs, pattern):
@@ -305,3 +348,75 @@ def _explain_einsum(equation: str, shape: Any, lengths: dict[str, int]) -> str:
     plan = plan_einsum_cached(equation, tuple(shapes), items, None, config.current())
     title = f'einsum "{equation}" on ' + ", ".join(str(s) for s in shapes)
     return title + "\n" + str(ContractionPlan(plan, tuple(shapes))).rstrip("\n")
+
+
+def _terms(pattern: str) -> tuple[list[str], list[str]]:
+    """The text of each term left and right of the arrow, for the table's labels."""
+    left, _, right = pattern.partition("->")
+    return [term.strip() for term in left.split(",")], [t.strip() for t in right.split(",")]
+
+
+def _explain_run(op: str, pattern: str, shape: Any, lengths: dict[str, Any]) -> str:
+    """The calls `op`'s executor makes, run on shapes by `ShapeBackend`."""
+    left, right = _terms(pattern)
+    many = op in _MANY or (op == "rearrange" and len(left) > 1)
+    shapes = [_as_shape(shape)] if not many else _as_shapes(op, shape)
+    given = dict(lengths)
+    variant = given.pop(_OPTIONS[op], False) if op in _OPTIONS else None
+    if op == "roll" and "shift" not in lengths:
+        raise ArgumentError(
+            "roll needs its shift", hint="e.g. explain('b [t] c', (2, 5, 4), op='roll', shift=1)"
+        )
+    if op in _MANY:
+        variant = ()  # no Python numbers among the operands
+    backend = ShapeBackend()
+    arrays = [Shaped(s) for s in shapes]
+    items = tuple(given.items())
+    plan = Op.by_name[op].plan
+    shapes_arg: Any = tuple(shapes) if many else shapes[0]
+    run = plan(pattern, shapes_arg, items, variant, backend)
+    result = run(arrays if many else arrays[0], None)
+    outputs = [result] if isinstance(result, Shaped) else list(result)
+    rows: list[tuple[str, Shape, str]] = []
+    for k, (array, term) in enumerate(zip(arrays, left, strict=False)):
+        rows.append(("input" if len(arrays) == 1 else f"input {k}", array.shape, term))
+    for call, results in backend.calls:
+        for k, after in enumerate(results):
+            rows.append((call if k == 0 else "", after, ""))
+    labels = right if "->" in pattern else [left[0] if len(left) == 1 else ""]
+    for k, output in enumerate(outputs):
+        name = "output" if len(outputs) == 1 else f"output {k}"
+        rows.append((name, output.shape, labels[k] if k < len(labels) else ""))
+    return _title(op, pattern, shapes, lengths) + "\n" + _table(rows)
+
+
+def _explain_check(pattern: str, shape: Any, lengths: dict[str, Any]) -> str:
+    """The arrays' shapes under their terms, and the lengths `check` solves from them."""
+    shapes = _as_shapes("check", shape)
+    solved = check([Shaped(s) for s in shapes], pattern, **lengths)
+    left, _ = _terms(pattern)
+    rows: list[tuple[str, Shape, str]] = [
+        ("input" if len(shapes) == 1 else f"input {k}", s, term)
+        for k, (s, term) in enumerate(zip(shapes, left, strict=False))
+    ]
+    text = _title("check", pattern, shapes, lengths) + "\n" + _table(rows)
+    found = ", ".join(f"{name}={value}" for name, value in solved.items())
+    return text + "\n  solved: " + (found or "no named axis")
+
+
+def _as_shapes(op: str, shape: Any) -> list[Shape]:
+    """One shape per array: a sequence of shapes, or one shape for a single array."""
+    shapes = _shapes_or_none(shape)
+    if not shapes or isinstance(shape, str) or not list(shape):
+        raise ArgumentError(
+            f"{op} needs one shape per array, got {shape!r}",
+            hint=f"e.g. explain('b c, c -> b c', [(2, 3), (3,)], op='{op}')",
+        )
+    return shapes
+
+
+def _title(op: str, pattern: str, shapes: Sequence[Shape], lengths: dict[str, Any]) -> str:
+    title = f'{op} "{pattern}" on ' + ", ".join(str(s) for s in shapes)
+    if lengths:
+        title += " with " + ", ".join(f"{name}={value}" for name, value in lengths.items())
+    return title

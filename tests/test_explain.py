@@ -117,7 +117,9 @@ def test_the_op_is_read_from_the_pattern() -> None:
         ),
         (
             lambda: tops.explain("a b -> b a", (2, 3), op="transpose"),
-            "unknown op 'transpose'; valid: rearrange, reduce, repeat, einsum",
+            "unknown op 'transpose'; valid: rearrange, reduce, repeat, einsum, check, softmax, "
+            "log_softmax, flip, roll, sort, argsort, cumsum, add, subtract, multiply, divide, "
+            "maximum, minimum, logaddexp, where",
         ),
         (
             lambda: tops.explain("a b -> a", (2, 3), reduction="median"),
