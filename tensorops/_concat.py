@@ -278,8 +278,14 @@ def plan_concat(text: str, shapes: Any, lengths: Any, backend: Backend) -> Execu
     recipes = _recipes(subs, names, piece_shapes, lengths)
     resolved = [dict(recipe.lengths) for recipe in recipes]
     outputs = _right(text, pattern, groups, chosen, piece_dots, resolved, many)
-    runs = tuple(recipe.executor(backend) for recipe in recipes)
+    runs = tuple(None if _does_nothing(recipe) else recipe.executor(backend) for recipe in recipes)
     return _executor(backend, many, tuple(splits), tuple(chosen), runs, tuple(outputs))
+
+
+def _does_nothing(recipe: Recipe) -> bool:
+    """Whether a piece's rearrangement is the identity (no call to make)."""
+    steps = (recipe.init_shape, recipe.perm, recipe.insert_shape, recipe.final_shape)
+    return not recipe.reduce_axes and all(step is None for step in steps)
 
 
 def _right(
@@ -409,9 +415,12 @@ def _executor(
     many: bool,
     splits: tuple[tuple[tuple[Any, ...], int] | None, ...],
     chosen: tuple[int, ...],
-    runs: tuple[Executor, ...],
+    runs: tuple[Executor | None, ...],
     outputs: tuple[tuple[tuple[int, ...], int | None], ...],
 ) -> Executor:
+    fast = _fast_executor(backend, many, splits, chosen, runs, outputs)
+    if fast is not None:
+        return fast
     split, concat = backend.split, backend.concat
     single = len(outputs) == 1
 
@@ -422,7 +431,10 @@ def _executor(
                 pieces.append(x)
             else:
                 pieces.extend(split(x, how[0], how[1]))
-        placed = [runs[k](pieces[p], None) for k, p in enumerate(chosen)]
+        placed = [
+            pieces[p] if runs[k] is None else runs[k](pieces[p], None)  # type: ignore[misc]
+            for k, p in enumerate(chosen)
+        ]
         results = tuple(
             placed[members[0]] if axis is None else concat([placed[m] for m in members], axis)
             for members, axis in outputs
@@ -430,3 +442,40 @@ def _executor(
         return results[0] if single else results
 
     return run
+
+
+def _fast_executor(
+    backend: Backend,
+    many: bool,
+    splits: tuple[tuple[tuple[Any, ...], int] | None, ...],
+    chosen: tuple[int, ...],
+    runs: tuple[Executor | None, ...],
+    outputs: tuple[tuple[tuple[int, ...], int | None], ...],
+) -> Executor | None:
+    """The common calls in one step, or None: a plain concatenation, a plain split.
+
+    Plain: no piece is rearranged. A concatenation is then the framework's one call on
+    the arrays in the order of the parts; a split is basic slicing with its indices
+    made here (views in every library, as `split` makes them), not at every call.
+    """
+    if any(run is not None for run in runs):
+        return None
+    if many and len(outputs) == 1 and outputs[0][1] is not None and all(s is None for s in splits):
+        concat, axis = backend.concat, outputs[0][1]
+        order = tuple(chosen[m] for m in outputs[0][0])
+        if order == tuple(range(len(order))):
+            return lambda arrays, arg: concat(arrays, axis)
+        return lambda arrays, arg: concat([arrays[p] for p in order], axis)
+    if not many and splits[0] is not None and all(axis is None for _, axis in outputs):
+        sizes, axis = splits[0]
+        if any(type(size) is not int for size in sizes):
+            return None  # symbolic sizes: the adapter's split
+        bounds = [sum(sizes[:k]) for k in range(len(sizes) + 1)]
+        lead = (slice(None),) * axis
+        indices = [(*lead, slice(bounds[k], bounds[k + 1]), ...) for k in range(len(sizes))]
+        picked = tuple(indices[chosen[members[0]]] for members, _ in outputs)
+        if len(picked) == 2:
+            first, second = picked
+            return lambda x, arg: (x[first], x[second])
+        return lambda x, arg: tuple(x[index] for index in picked)
+    return None

@@ -127,7 +127,7 @@ def explain(
             return _explain_einsum(pattern, shape, lengths)
         if chosen == "check":
             return _explain_check(pattern, shape, lengths)
-        if chosen in _RUN_OPS or "+" in pattern:
+        if chosen in _RUN_OPS or (chosen == "rearrange" and "+" in pattern):
             return _explain_run(chosen, pattern, shape, lengths)
         single = _as_shape(shape)
         recipe = plan_recipe(chosen, pattern, single, tuple(lengths.items()))
