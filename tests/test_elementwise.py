@@ -447,3 +447,22 @@ def test_mixed_families_are_an_error() -> None:
     torch = pytest.importorskip("torch")
     message = _message(lambda: tops.add(X, torch.ones(4), "b t c, c"))
     assert "all operands must be of one array family" in message
+
+
+def test_errors_of_f_reach_the_caller_as_they_are() -> None:
+    """f's own exception is not the framework's: it is raised unchanged, not wrapped."""
+
+    class Mine(Exception):
+        pass
+
+    def f(a: Any, b: Any) -> Any:
+        raise Mine("from f")
+
+    with pytest.raises(Mine, match="from f"):
+        tops.elementwise(f, X, W, "b t c, c")
+    with pytest.raises(ZeroDivisionError):
+        tops.elementwise(lambda a, b, c: 1 // 0, X, W, 2.0, "b t c, c, ")
+    with pytest.raises(tops.ShapeError, match="f returned an array of shape"):
+        tops.elementwise(lambda a, b: a[:1], X, W, "b t c, c")
+    with pytest.raises(tops.ArgumentError, match="f returned a Python int"):
+        tops.elementwise(lambda a, b: 3, X, W, "b t c, c")

@@ -1,9 +1,11 @@
 """add, subtract, multiply, divide, maximum, minimum, logaddexp, where and elementwise(f, ...).
 
 The public functions: each hands its operands to `run_op` (`tensorops._elementwise._run`).
-`elementwise` is two ops around the user's function: `align_operands` (the operands
-aligned) and `finish_result` (the result checked and rearranged). Under
-torch.compile each is one graph node, and Dynamo traces the function between them.
+`elementwise` is one call of the dispatch whose executor aligns the operands, calls
+the user's function, checks its result and rearranges it. Under torch.compile it is
+two ops around the function instead: `align_operands` (the operands aligned) and
+`finish_result` (the result checked and rearranged), each one graph node, and Dynamo
+traces the function between them.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from tensorops._compile import is_compiling
 from tensorops._dispatch import call_many
 from tensorops._elementwise._run import (
     ADD,
@@ -24,6 +27,9 @@ from tensorops._elementwise._run import (
     RESULT,
     SUBTRACT,
     WHERE,
+    WHOLE,
+    Failed,
+    Unfit,
     run_op,
 )
 from tensorops._errors import ArgumentError
@@ -44,6 +50,8 @@ __all__ = [
 ]
 
 ArrayT = TypeVar("ArrayT")
+#: The variant of `elementwise` on two arrays (no Python number): the common call.
+_TWO_ARRAYS = (WHOLE, ())
 
 
 def add(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **lengths: int) -> ArrayT:
@@ -305,6 +313,20 @@ def elementwise(f: Callable[..., ArrayT], /, *args: Any, **lengths: int) -> Arra
         >>> tops.elementwise(np.clip, np.arange(4.0), 1.0, 2.0, "i, , ")
         array([1., 1., 2., 2.])
     """
+    if not is_compiling():  # one call of the dispatch; compiled: two nodes, f traced between
+        if len(args) == 3 and type(args[0]) not in NUMBERS and type(args[1]) not in NUMBERS:
+            out = call_many(ALIGN, args[:2], args[2], lengths, _TWO_ARRAYS, (f, ()))
+        else:
+            found, pattern = _split(ALIGN.name, args)
+            numbers = tuple(k for k, x in enumerate(found) if type(x) in NUMBERS)
+            arrays = tuple(x for x in found if type(x) not in NUMBERS)
+            values = tuple(found[k] for k in numbers)
+            out = call_many(ALIGN, arrays, pattern, lengths, (WHOLE, numbers), (f, values))
+        if type(out) is Failed:
+            raise out.error
+        if type(out) is Unfit:
+            return finish_result(out.result, *args, **lengths)  # type: ignore[no-any-return]
+        return out  # type: ignore[no-any-return]
     operands = list(_split(ALIGN.name, args)[0])
     aligned = align_operands(*args, **lengths)
     j = 0

@@ -11,7 +11,7 @@ variant and their values the executor's argument.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from tensorops._dispatch import Lengths, Op, call_many
 from tensorops._elementwise._planning import Plan, plan_operands
@@ -21,6 +21,9 @@ from tensorops._types import Backend, Executor
 __all__ = [
     "ADD",
     "ALIGN",
+    "WHOLE",
+    "Failed",
+    "Unfit",
     "DIVIDE",
     "LOGADDEXP",
     "MAXIMUM",
@@ -102,14 +105,78 @@ def _op_planner(name: str) -> Callable[[str, Any, Lengths, Any, Backend], Execut
     return plan
 
 
+#: The variant's tag of `elementwise` in one executor: align, call f, check, rearrange.
+WHOLE = "elementwise: whole"
+
+
+class Unfit(NamedTuple):
+    """What the whole executor returns when f's result is not of the broadcast shape."""
+
+    result: Any
+
+
+class Failed(NamedTuple):
+    """What the whole executor returns when f raised: the caller raises it as it is."""
+
+    error: Exception
+
+
 def _plan_align(
-    pattern: str, shapes: Any, lengths: Lengths, numbers: Any, adapter: Backend
+    pattern: str, shapes: Any, lengths: Lengths, variant: Any, adapter: Backend
 ) -> Executor:
+    whole = type(variant) is tuple and variant[:1] == (WHOLE,)
+    numbers = variant[1] if whole else variant
     planned = plan_operands(_ALIGN, pattern, _full_shapes(shapes, numbers), lengths, numbers)
     preps = _prepared(planned, adapter)
-    return lambda arrays, arg: [
-        x if p is None else p(x, None) for x, p in zip(arrays, preps, strict=True)
-    ]
+    if not whole:
+        return lambda arrays, arg: [
+            x if p is None else p(x, None) for x, p in zip(arrays, preps, strict=True)
+        ]
+    return _whole(preps, numbers, planned, adapter)
+
+
+def _whole(
+    preps: tuple[Executor | None, ...], numbers: Any, planned: Plan, adapter: Backend
+) -> Executor:
+    """``run(arrays, (f, numbers' values))``: `elementwise` in one call of the dispatch.
+
+    f's errors and a result of another shape are returned (`Failed`, `Unfit`), not
+    raised: the dispatch would take them for the framework's, and `elementwise`
+    raises them as they are, or with the op's context.
+    """
+    shape = planned.shape
+    then = None if planned.output is None else planned.output.executor(adapter)
+
+    def finish(result: Any) -> Any:
+        found = getattr(result, "shape", None)
+        if found is None or type(result) in NUMBERS or tuple(found) != shape:
+            return Unfit(result)
+        return result if then is None else then(result, None)
+
+    if len(preps) == 2 and not numbers:  # the common call, spelled out
+        p, q = (prep or _as_is for prep in preps)
+
+        def run_two(arrays: Sequence[Any], arg: Any) -> Any:
+            try:
+                result = arg[0](p(arrays[0], None), q(arrays[1], None))
+            except Exception as error:  # f's own: raised by the caller as it is
+                return Failed(error)
+            return finish(result)
+
+        return run_two
+
+    def run(arrays: Sequence[Any], arg: Any) -> Any:
+        f, values = arg
+        operands = [x if p is None else p(x, None) for x, p in zip(arrays, preps, strict=True)]
+        for k, value in zip(numbers, values, strict=True):
+            operands.insert(k, value)
+        try:
+            result = f(*operands)
+        except Exception as error:  # f's own: raised by the caller as it is
+            return Failed(error)
+        return finish(result)
+
+    return run
 
 
 def _plan_result(
