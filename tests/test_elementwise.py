@@ -452,13 +452,13 @@ def test_mixed_families_are_an_error() -> None:
 def test_errors_of_f_reach_the_caller_as_they_are() -> None:
     """f's own exception is not the framework's: it is raised unchanged, not wrapped."""
 
-    class Mine(Exception):
+    class MineError(Exception):
         pass
 
     def f(a: Any, b: Any) -> Any:
-        raise Mine("from f")
+        raise MineError("from f")
 
-    with pytest.raises(Mine, match="from f"):
+    with pytest.raises(MineError, match="from f"):
         tops.elementwise(f, X, W, "b t c, c")
     with pytest.raises(ZeroDivisionError):
         tops.elementwise(lambda a, b, c: 1 // 0, X, W, 2.0, "b t c, c, ")
