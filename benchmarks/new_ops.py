@@ -1,4 +1,6 @@
-"""softmax, the new reductions and indexing: tensorops against hand-written code and einx.
+"""softmax, reductions, indexing, check, concatenation, element-wise ops and ops along axes.
+
+Each is timed as tensorops against hand-written code and einx.
 
 Usage: python benchmarks/new_ops.py [--quick] [--no-medium] [--cpu-time]
 
@@ -35,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 import overhead
+from _pattern_ops import check_switched_off, pattern_op_cases
 from overhead import best_times
 
 import tensorops as tops
@@ -356,7 +359,7 @@ def main() -> None:
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for xp in frameworks:
-        for case in tiny_cases(xp):
+        for case in [*tiny_cases(xp), *pattern_op_cases(xp)]:
             arrays = case.make(2)
             calls = [case.ours, case.native] + ([case.theirs] if case.theirs else [])
             times = [*best_times([partial(c, *arrays) for c in calls], rounds, seconds), None]
@@ -370,6 +373,7 @@ def main() -> None:
                 f"| {xp} | {case.name} | {_us(ours)} | {_us(native)} | {_us(theirs)} "
                 f"| {ours - native:.2f} | {ratio} | {_us(cold_ours)} | {_us(cold_theirs)} |"
             )
+        print(check_switched_off(xp, rounds, seconds, best_times) + " | | |")
     if args.no_medium:
         return
     overhead.CLOCK = time.perf_counter  # two threads: wall time
