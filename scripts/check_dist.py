@@ -26,10 +26,17 @@ WHEEL_FILES = [
 SDIST_FILES = ["pyproject.toml", "LICENSE", "README.md", "tensorops/py.typed", "layers/torch.py"]
 
 
+def source_modules() -> list[str]:
+    """Every module of the source tree's ``tensorops/``, as the wheel names it."""
+    root = Path(__file__).resolve().parent.parent
+    return sorted(str(p.relative_to(root)) for p in (root / "tensorops").rglob("*.py"))
+
+
 def wheel_problems(path: Path) -> list[str]:
-    """What is wrong with the wheel at ``path``."""
+    """What is wrong with the wheel at ``path``: a module of the source tree left out, ..."""
     names = zipfile.ZipFile(path).namelist()
-    problems = [f"missing {name}" for name in WHEEL_FILES if name not in names]
+    wanted = [*WHEEL_FILES, *(name for name in source_modules() if name not in WHEEL_FILES)]
+    problems = [f"missing {name}" for name in wanted if name not in names]
     if not any(name.endswith(".dist-info/licenses/LICENSE") for name in names):
         problems.append("missing the LICENSE in .dist-info/licenses")
     entry_points = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
