@@ -1,8 +1,9 @@
 """Check what the built sdist and wheel hold before they are installed and tested.
 
 Usage: ``python scripts/check_dist.py dist/``. The wheel must ship ``tensorops/py.typed``,
-``tensorops/layers``, every backend and einsum module, the licence and the console script,
-and no tests; the sdist must hold the sources, ``layers/``, the licence and no tests.
+every module of ``tensorops/`` and ``layers/`` (as ``tensorops/layers``), the licence and
+the console script, and no tests; the sdist must hold the sources, ``layers/``, the
+licence and no tests.
 Exits 1 with a list of the problems found.
 """
 
@@ -13,29 +14,23 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-WHEEL_FILES = [
-    "tensorops/__init__.py",
-    "tensorops/py.typed",
-    "tensorops/_backends/__init__.py",
-    "tensorops/_compile/__init__.py",
-    "tensorops/_compile/stand_ins.py",
-    "tensorops/_einsum/__init__.py",
-    "tensorops/layers/__init__.py",
-    "tensorops/layers/torch.py",
-]
+#: The wheel's files besides the modules of the source tree (`source_modules`).
+WHEEL_FILES = ["tensorops/py.typed"]
 SDIST_FILES = ["pyproject.toml", "LICENSE", "README.md", "tensorops/py.typed", "layers/torch.py"]
 
 
 def source_modules() -> list[str]:
-    """Every module of the source tree's ``tensorops/``, as the wheel names it."""
+    """Every module of the source tree as the wheel names it (``layers/``: ``tensorops/layers``)."""
     root = Path(__file__).resolve().parent.parent
-    return sorted(str(p.relative_to(root)) for p in (root / "tensorops").rglob("*.py"))
+    core = [str(p.relative_to(root)) for p in (root / "tensorops").rglob("*.py")]
+    layers = [f"tensorops/layers/{p.name}" for p in (root / "layers").glob("*.py")]
+    return sorted(core) + sorted(layers)
 
 
 def wheel_problems(path: Path) -> list[str]:
     """What is wrong with the wheel at ``path``: a module of the source tree left out, ..."""
     names = zipfile.ZipFile(path).namelist()
-    wanted = [*WHEEL_FILES, *(name for name in source_modules() if name not in WHEEL_FILES)]
+    wanted = [*WHEEL_FILES, *source_modules()]
     problems = [f"missing {name}" for name in wanted if name not in names]
     if not any(name.endswith(".dist-info/licenses/LICENSE") for name in names):
         problems.append("missing the LICENSE in .dist-info/licenses")

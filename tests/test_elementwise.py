@@ -85,7 +85,7 @@ def test_where_matches_numpy(backend: Any) -> None:
     np.testing.assert_array_equal(backend.to_numpy(got), np.where(MASK[:, :, :1], X, 0.0))
     two_numbers = lambda: tops.where(backend.asarray(MASK[0, 0]), 1.0, -1.0, "c, , -> c")  # noqa: E731
     if backend.name == "array_api_strict":  # the standard wants an array among x and y
-        # array-api-strict's wording: 2.4 and later, then 2.3
+        # array-api-strict's wording: the pinned release's, then 2.3's (the minimum)
         refused = r"Two scalars not allowed|One of x1, x2 arguments must be an array"
         with pytest.raises(tops.BackendError, match=refused):
             two_numbers()
