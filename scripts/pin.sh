@@ -21,7 +21,7 @@ out=requirements/constraints.txt
 {
   echo "# The pinned test, docs and benchmark environment (Python $("$py" -c 'import platform; print(platform.python_version())'), Linux x86-64)."
   echo "# Made by \`bash scripts/pin.sh\`: a fresh venv, torch==2.13.0 (CPU), then .[$extras],"
-  echo "# \`pip freeze\` less tensorops. Edit by regenerating, never by hand."
+  echo "# then paddlepaddle (scripts/_venv.sh), \`pip freeze\` less tensorops. Edit by regenerating, never by hand."
   echo "# Use: python -m pip install -c requirements/constraints.txt \"torch==2.13.0\" -e \".[torch,test]\""
   # The local label (+cpu) is dropped: torch==2.13.0 matches the CPU build and the default one.
   "$py" -m pip freeze --exclude tensorops | sed -E 's/^(torch[a-z]*==[^+]+)\+[a-z0-9]+$/\1/'

@@ -22,16 +22,15 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import settings
 
-from tests import _seed
+from tests import _frameworks, _seed
 from tests._devices import DEVICES, TorchDevice
+from tests._frameworks import Family
 from tests.compat import _report
 
 # No example database: a run replays nothing from earlier runs, only the seed decides.
@@ -79,15 +78,6 @@ def torch_device(request: pytest.FixtureRequest) -> TorchDevice:
     return TorchDevice.get(request.param)
 
 
-@dataclass(frozen=True)
-class Family:
-    """How to make and read arrays of one family in tests."""
-
-    name: str
-    asarray: Callable[[np.ndarray], Any]
-    to_numpy: Callable[[Any], np.ndarray]
-
-
 def _numpy() -> Family:
     return Family("numpy", lambda a: np.array(a, copy=True), np.asarray)
 
@@ -132,7 +122,40 @@ _FAMILIES = {
 }
 
 
-@pytest.fixture(params=[pytest.param(name, id=name) for name in _FAMILIES])
+_FRAMEWORK = _frameworks.selected()
+
+
+@pytest.fixture(
+    params=[pytest.param(name, id=name) for name in ([_FRAMEWORK] if _FRAMEWORK else _FAMILIES)]
+)
 def backend(request: pytest.FixtureRequest) -> Family:
-    """One installed array family per test id; see the module docstring."""
+    """One installed array family per test id; see the module docstring.
+
+    In a process testing one framework (``tests/_frameworks.py``), that framework alone.
+    """
+    if _FRAMEWORK:
+        pytest.importorskip(_frameworks.FRAMEWORKS[_FRAMEWORK].module)
+        return _frameworks.family(_FRAMEWORK)
     return _FAMILIES[request.param]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a process testing one framework, keep the tests that run on it.
+
+    Those are the tests that use the ``backend`` fixture, those of ``tests/frameworks/`` and
+    einops' suite; the rest run in the main test process and would only run again.
+    """
+    if not _FRAMEWORK:
+        return
+    kept, dropped = [], []
+    for item in items:
+        parts = item.path.parts
+        on_framework = (
+            "backend" in getattr(item, "fixturenames", ())
+            or "frameworks" in parts
+            or "compat" in parts  # einops' suite, on the framework EINOPS_TEST_BACKENDS names
+        )
+        (kept if on_framework else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

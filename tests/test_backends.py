@@ -21,8 +21,8 @@ from tensorops._types import REDUCTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 SUPPORTED = (
-    "numpy.ndarray, torch.Tensor, or an array with __array_namespace__ "
-    "(JAX, CuPy, Dask, array-api-strict)"
+    "numpy.ndarray, torch.Tensor, tf.Tensor, paddle.Tensor, a tinygrad Tensor, a PyTensor "
+    "variable, or an array with __array_namespace__ (JAX, MLX, CuPy, Dask, array-api-strict)"
 )
 
 

@@ -4,17 +4,21 @@
 get_backend(x)
   |-- numpy.ndarray, NumPy scalars          -> NumpyBackend      (direct numpy calls)
   |-- torch.Tensor and subclasses           -> TorchBackend      (direct torch calls)
+  |-- tf.Tensor, paddle.Tensor, tinygrad    -> an adapter of their own, one module each
+  |   Tensor, PyTensor variables               (`_FRAMEWORKS`: recognised via sys.modules)
   `-- anything with __array_namespace__, or
       known to array_api_compat             -> ArrayApiBackend(xp), one per namespace
 ```
 
-torch is recognized through ``sys.modules`` without importing it: if torch has
-not been imported, ``x`` cannot be a tensor. ``array_api_compat`` is imported on
+torch and the frameworks of `_FRAMEWORKS` are recognized through ``sys.modules``
+without importing them: if a framework has not been imported, ``x`` cannot be one of
+its arrays. ``array_api_compat`` is imported on
 the first unknown type only. Importing this package imports numpy and nothing else.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
@@ -38,8 +42,8 @@ __all__ = [
 ]
 
 _SUPPORTED = (
-    "numpy.ndarray, torch.Tensor, or an array with __array_namespace__ "
-    "(JAX, CuPy, Dask, array-api-strict)"
+    "numpy.ndarray, torch.Tensor, tf.Tensor, paddle.Tensor, a tinygrad Tensor, a PyTensor "
+    "variable, or an array with __array_namespace__ (JAX, MLX, CuPy, Dask, array-api-strict)"
 )
 _TORCH_EXTRA = 'pip install "tensorops[torch]"'
 
@@ -51,6 +55,18 @@ ADAPTERS: dict[type, Backend] = {np.ndarray: NUMPY_BACKEND}
 #: array namespace module -> its one adapter.
 _BY_NAMESPACE: dict[Any, ArrayApiBackend] = {}
 _TORCH_BACKEND: list[Backend] = []
+
+#: Frameworks with an adapter module of their own (the array API does not cover them):
+#: (the framework's top-level module, the adapter module). An adapter module is imported
+#: the first time an array of a type not yet seen arrives while its framework is in
+#: ``sys.modules``; its ``adapter_for(x)`` returns the adapter for ``x``, or None when
+#: ``x`` is not one of its framework's arrays.
+_FRAMEWORKS = (
+    ("tensorflow", "tensorops._backends._tensorflow"),
+    ("paddle", "tensorops._backends._paddle"),
+    ("tinygrad", "tensorops._backends._tinygrad"),
+    ("pytensor", "tensorops._backends._pytensor"),
+)
 
 # Types that are never arrays: rejected without importing array_api_compat.
 _NOT_ARRAYS = (str, bytes, list, tuple, dict, set, int, float, complex, type(None))
@@ -81,9 +97,19 @@ def _detect(x: Any) -> Backend:
     elif isinstance(x, _NOT_ARRAYS):
         raise _unsupported(x)
     else:
-        backend = backend_for_namespace(_namespace_of(x))
+        backend = _framework_backend(x) or backend_for_namespace(_namespace_of(x))
     ADAPTERS[cls] = backend
     return backend
+
+
+def _framework_backend(x: Any) -> Backend | None:
+    """The adapter of `_FRAMEWORKS` whose framework made ``x``, if any."""
+    for module, adapter in _FRAMEWORKS:
+        if module in sys.modules:
+            found: Backend | None = importlib.import_module(adapter).adapter_for(x)
+            if found is not None:
+                return found
+    return None
 
 
 def _namespace_of(x: Any) -> Any:

@@ -1,0 +1,147 @@
+"""The frameworks the op and layer tests run on, one process each.
+
+The ``backend`` fixture (``tests/conftest.py``) yields one :class:`Family` per array
+library. NumPy, torch, JAX, Dask and array-api-strict share the main test process. The
+frameworks of :data:`FRAMEWORKS` do not: TensorFlow and Paddle crash the interpreter when
+both are imported (TensorFlow first), and each takes seconds and hundreds of MB to import,
+so ``tests/test_frameworks.py`` runs :data:`SUITE` once per framework in a process of its
+own with ``TENSOROPS_TEST_FRAMEWORK=<name>``. In such a process the ``backend`` fixture
+yields that framework alone, and only the tests that use it (or a file of
+``tests/frameworks/``) are collected.
+
+Example::
+
+    TENSOROPS_TEST_FRAMEWORK=tensorflow python -m pytest tests/test_ops.py
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: The variable naming the one framework a test process runs on.
+ENV = "TENSOROPS_TEST_FRAMEWORK"
+
+
+@dataclass(frozen=True)
+class Family:
+    """How to make and read arrays of one family in tests.
+
+    * ``name``: the test id ("numpy", "torch", "tensorflow", ...),
+    * ``asarray(a)``: an array of that family with the values, shape and dtype of the
+      NumPy array ``a`` (a fresh copy),
+    * ``to_numpy(x)``: the values of an array of that family as a NumPy array,
+    * ``lacks``: the NumPy dtype names the family has no dtype for (tests skip or narrow them).
+    """
+
+    name: str
+    asarray: Callable[[np.ndarray], Any]
+    to_numpy: Callable[[Any], np.ndarray]
+    lacks: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True)
+class Framework:
+    """A framework tested in a process of its own.
+
+    * ``module``: what must be importable for the framework's tests to run,
+    * ``extra``: the pip extra that installs it,
+    * ``family``: ``"module:function"`` of the function returning its :class:`Family`
+      (the ``backend`` fixture runs `SUITE` on it), or None for a layer family alone,
+    * ``tests``: its own test files, under ``tests/frameworks/``,
+    * ``einops``: its name in einops' test suite (``EINOPS_TEST_BACKENDS``), or None,
+    * ``environment``: variables the process needs (``KERAS_BACKEND``).
+    """
+
+    module: str
+    extra: str
+    family: str | None
+    tests: tuple[str, ...] = ()
+    einops: str | None = None
+    environment: dict[str, str] = field(default_factory=dict)
+
+
+def _keras(backend: str) -> Framework:
+    return Framework(
+        "keras", "keras", None, ("test_keras.py",), environment={"KERAS_BACKEND": backend}
+    )
+
+
+FRAMEWORKS: dict[str, Framework] = {
+    "tensorflow": Framework(
+        "tensorflow",
+        "tensorflow",
+        "tests.frameworks._tensorflow:family",
+        ("test_tensorflow.py",),
+        einops="tensorflow",
+    ),
+    "paddle": Framework(
+        "paddle",
+        "paddle",
+        "tests.frameworks._paddle:family",
+        ("test_paddle.py", "test_paddle_layers.py"),
+        einops="paddle",
+    ),
+    "tinygrad": Framework(
+        "tinygrad",
+        "tinygrad",
+        "tests.frameworks._tinygrad:family",
+        ("test_tinygrad.py",),
+        einops="tinygrad",
+    ),
+    "pytensor": Framework(
+        "pytensor",
+        "pytensor",
+        "tests.frameworks._pytensor:family",
+        ("test_pytensor.py",),
+        einops="pytensor",
+    ),
+    "mlx": Framework("mlx.core", "mlx", "tests.frameworks._mlx:family", ("test_mlx.py",)),
+    "flax": Framework(
+        "flax", "flax", None, ("test_flax_layers.py", "test_nnx_layers.py"), einops="jax"
+    ),
+    "equinox": Framework("equinox", "equinox", None, ("test_equinox_layers.py",)),
+    "keras_jax": _keras("jax"),
+    "keras_torch": _keras("torch"),
+    "keras_tensorflow": _keras("tensorflow"),
+}
+
+#: The test files run once per framework of `FRAMEWORKS` (their tests that use the
+#: ``backend`` fixture), with the framework's own tests in ``tests/frameworks/``.
+SUITE = (
+    "tests/test_ops.py",
+    "tests/test_reductions.py",
+    "tests/test_einsum.py",
+    "tests/test_softmax.py",
+    "tests/test_indexing.py",
+    "tests/test_backends.py",
+    "tests/test_convert.py",
+    "tests/test_check.py",
+    "tests/test_concat.py",
+    "tests/test_elementwise.py",
+    "tests/test_along.py",
+    "tests/test_semiring.py",
+)
+
+
+def selected() -> str | None:
+    """The framework this process tests (`ENV`), or None in the main test process."""
+    name = os.environ.get(ENV) or None
+    if name is not None and name not in FRAMEWORKS:
+        raise ValueError(f"{ENV}={name!r}: expected one of {sorted(FRAMEWORKS)}")
+    return name
+
+
+def family(name: str) -> Family:
+    """The :class:`Family` of the framework called ``name``."""
+    made_by = FRAMEWORKS[name].family
+    if made_by is None:
+        raise ValueError(f"{name} is a layer family: it has no arrays of its own")
+    module, function = made_by.split(":")
+    made: Family = getattr(importlib.import_module(module), function)()
+    return made

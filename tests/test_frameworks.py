@@ -1,0 +1,77 @@
+"""The op and layer tests on each framework of ``tests/_frameworks.py``, one process each.
+
+Each framework gets a pytest process of its own (TensorFlow and Paddle cannot share one:
+the interpreter crashes), running ``SUITE`` with ``TENSOROPS_TEST_FRAMEWORK`` set, and,
+for the frameworks einops supports, einops' own suite on that framework. A framework that
+is not installed is skipped with the extra that installs it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import _frameworks
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
+def _run(name: str, arguments: list[str], environment: dict[str, str]) -> None:
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *arguments]
+    done = subprocess.run(
+        command,
+        cwd=ROOT,
+        env={**os.environ, _frameworks.ENV: name, **environment},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.fail(
+            f"{' '.join(command)} on {name} exited {done.returncode}:\n"
+            f"{done.stdout[-20000:]}\n{done.stderr[-5000:]}",
+            pytrace=False,
+        )
+
+
+def _require(name: str) -> _frameworks.Framework:
+    framework = _frameworks.FRAMEWORKS[name]
+    if not _installed(framework.module):
+        pytest.skip(
+            f'{name} is not installed: pip install "tensorops[{framework.extra}]" '
+            "(the CI's framework step installs every framework)"
+        )
+    return framework
+
+
+@pytest.mark.parametrize("name", sorted(_frameworks.FRAMEWORKS))
+def test_suite_on_framework(name: str) -> None:
+    framework = _require(name)
+    own = [f"tests/frameworks/{file}" for file in framework.tests]
+    suite = list(_frameworks.SUITE) if framework.family else []
+    _run(name, [*suite, *own], framework.environment)
+
+
+@pytest.mark.parametrize(
+    "name", sorted(name for name, f in _frameworks.FRAMEWORKS.items() if f.einops)
+)
+def test_einops_suite_on_framework(name: str) -> None:
+    framework = _require(name)
+    assert framework.einops is not None
+    _run(
+        name,
+        ["tests/compat/test_einops.py"],
+        {**framework.environment, "EINOPS_TEST_BACKENDS": framework.einops},
+    )
