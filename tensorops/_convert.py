@@ -25,7 +25,13 @@ from typing import Any, Literal, overload
 import numpy as np
 import numpy.typing as npt
 
-from tensorops._backends import ArrayApiBackend, backend_for_namespace, get_backend, import_torch
+from tensorops._backends import (
+    ArrayApiBackend,
+    backend_for_framework,
+    backend_for_namespace,
+    get_backend,
+    import_torch,
+)
 from tensorops._compile import raise_error
 from tensorops._errors import (
     ArgumentError,
@@ -37,8 +43,20 @@ from tensorops._types import Backend
 
 __all__ = ["asnumpy", "convert"]
 
-_TARGETS = "'numpy', 'torch', or an array namespace module (array_api_strict, jax.numpy, ...)"
+_TARGETS = (
+    "'numpy', 'torch', 'tensorflow', 'paddle', 'tinygrad', 'pytensor', "
+    "or an array namespace module (array_api_strict, jax.numpy, mlx.core, ...)"
+)
 _ALIASES = {"np": "numpy", "pytorch": "torch", "jax": "jax.numpy", "dask": "dask.array"}
+#: The frameworks with an adapter of their own (`_backends._FRAMEWORKS`), by name or module.
+_FRAMEWORK_NAMES = {
+    "tensorflow": "tensorflow",
+    "tf": "tensorflow",
+    "paddle": "paddle",
+    "tinygrad": "tinygrad",
+    "pytensor": "pytensor",
+    "pytensor.tensor": "pytensor",
+}
 _NUMPY_NAMES = ("numpy", "array_api_compat.numpy")
 _TORCH_NAMES = ("torch", "array_api_compat.torch")
 _DASK_NAMES = ("dask.array", "array_api_compat.dask.array")
@@ -62,7 +80,8 @@ def asnumpy(x: Any) -> npt.NDArray[Any]:
     array is computed.
 
     Args:
-        x: a NumPy array or scalar, a torch tensor, or an array-API array.
+        x: an array of any supported family (NumPy, torch, TensorFlow, Paddle, tinygrad,
+            PyTensor, or an array-API library).
 
     Returns:
         A ``numpy.ndarray`` with the same values, shape and (see above) dtype.
@@ -107,9 +126,11 @@ def convert(x: Any, target: str | ModuleType | Any, device: Any = None) -> Any:
     treats them as immutable, so do not write through such a tensor.
 
     Args:
-        x: a NumPy array or scalar, a torch tensor, or an array-API array.
-        target: ``"numpy"``, ``"torch"``, or an array namespace module such as
-            ``array_api_strict``, ``jax.numpy`` or ``dask.array``.
+        x: an array of any supported family (NumPy, torch, TensorFlow, Paddle, tinygrad,
+            PyTensor, or an array-API library).
+        target: ``"numpy"``, ``"torch"``, ``"tensorflow"``, ``"paddle"``, ``"tinygrad"``,
+            ``"pytensor"`` (or the module itself), or an array namespace module such as
+            ``array_api_strict``, ``jax.numpy``, ``mlx.core`` or ``dask.array``.
         device: where the result lives: ``"cpu"``, ``"cuda"``, a ``torch.device``, or
             a device of the target namespace. ``None`` keeps the source's device.
 
@@ -143,16 +164,20 @@ def convert(x: Any, target: str | ModuleType | Any, device: Any = None) -> Any:
             return _to_torch(x, source, device)
         if kind == "dask":
             return _to_dask(x, source, xp, device)
+        if kind == "framework":
+            return _to_framework(x, source, xp, device)
         return _to_namespace(x, source, xp, device)
     except TensorOpsError as error:
         raise_error(error.with_context(op="convert", inputs=describe_inputs([x])))
 
 
 def _resolve_target(target: Any) -> tuple[str, Any]:
-    """``(kind, namespace)`` with kind one of "numpy", "torch", "dask", "namespace"."""
+    """``(kind, namespace)``: "numpy", "torch", "dask", "framework" (with its name), "namespace"."""
     if isinstance(target, str):
         if target in ("numpy", "torch"):
             return target, None
+        if target in _FRAMEWORK_NAMES:
+            return "framework", _FRAMEWORK_NAMES[target]
         suggestion = _ALIASES.get(target.lower())
         hint = None
         if suggestion in ("numpy", "torch"):
@@ -169,6 +194,8 @@ def _resolve_target(target: Any) -> tuple[str, Any]:
         import array_api_compat.dask.array as dask_xp
 
         return "dask", dask_xp
+    if name in _FRAMEWORK_NAMES:
+        return "framework", _FRAMEWORK_NAMES[name]
     if isinstance(name, str) and callable(getattr(target, "asarray", None)):
         return "namespace", target
     hint = "pass jax.numpy, not jax" if name == "jax" else None
@@ -265,6 +292,14 @@ def _to_namespace(x: Any, source: Backend, xp: Any, device: Any) -> Any:
     if result is None:
         result = xp.asarray(host if isinstance(host, np.ndarray) else asnumpy(host))
     return _move(result, xp, device)
+
+
+def _to_framework(x: Any, source: Backend, name: str, device: Any) -> Any:
+    target = backend_for_framework(name)
+    if source is target and device is None:
+        return x
+    host = x if source.name == "numpy" else source.to_numpy(x)
+    return target.from_numpy(np.asarray(host), device)  # type: ignore[attr-defined]
 
 
 def _move(x: Any, xp: Any, device: Any) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import sys
 from typing import Any
 
@@ -298,13 +300,16 @@ def test_torch_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # -- targets ------------------------------------------------------------------------------
 
-TARGETS = "'numpy', 'torch', or an array namespace module (array_api_strict, jax.numpy, ...)"
+TARGETS = (
+    "'numpy', 'torch', 'tensorflow', 'paddle', 'tinygrad', 'pytensor', "
+    "or an array namespace module (array_api_strict, jax.numpy, mlx.core, ...)"
+)
 
 
 @pytest.mark.parametrize(
     ("target", "described", "hint"),
     [
-        ("tensorflow", "'tensorflow'", None),
+        ("mxnet", "'mxnet'", None),
         ("np", "'np'", "did you mean 'numpy'?"),
         ("jax", "'jax'", "pass the namespace module itself: import jax.numpy"),
         (object(), "of type object", None),
@@ -340,11 +345,46 @@ def test_every_family_to_every_family(backend: Any) -> None:
     np.testing.assert_array_equal(convert(x, "torch").numpy(), a)
 
 
+#: The conversion target naming each framework with an adapter of its own.
+FRAMEWORK_TARGETS = {"tensorflow", "paddle", "tinygrad", "pytensor"}
+#: The namespace module each array-API family converts to.
+NAMESPACE_TARGETS = {
+    "jax": "jax.numpy",
+    "dask": "dask.array",
+    "array_api_strict": "array_api_strict",
+    "mlx": "mlx.core",
+}
+
+
+def test_every_family_from_numpy_and_torch_and_back(backend: Any) -> None:
+    a = np.arange(6.0).reshape(2, 3)
+    x = backend.asarray(a)
+    target: Any = backend.name
+    if backend.name in NAMESPACE_TARGETS:
+        target = importlib.import_module(NAMESPACE_TARGETS[backend.name])
+    from_numpy = convert(a, target)
+    assert type(from_numpy) is type(x)
+    np.testing.assert_array_equal(backend.to_numpy(from_numpy), a)
+    np.testing.assert_array_equal(convert(from_numpy, "numpy"), a)
+    np.testing.assert_array_equal(asnumpy(x), a)
+    if importlib.util.find_spec("torch"):
+        from_torch = convert(convert(a, "torch"), target)
+        np.testing.assert_array_equal(backend.to_numpy(from_torch), a)
+
+
+@pytest.mark.parametrize("name", sorted(FRAMEWORK_TARGETS))
+def test_missing_framework_names_its_extra(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, name, None)  # `import name` raises ImportError
+    with pytest.raises(TensorOpsError) as info:
+        convert(np.zeros(2), name)
+    assert info.value.reason == f'{name} is not installed: pip install "tensorops[{name}]"'
+
+
 def test_errors_name_the_function_and_the_input() -> None:
     with pytest.raises(TensorOpsError) as info:
-        convert(np.zeros((2, 3)), "tensorflow")
+        convert(np.zeros((2, 3)), "mxnet")
     assert str(info.value).splitlines() == [
-        f"convert: unknown conversion target 'tensorflow': expected {TARGETS}",
+        f"convert: unknown conversion target 'mxnet': expected {TARGETS}",
         "  input:   shape=(2, 3) dtype=float64 backend=numpy",
     ]
     with pytest.raises(BackendError) as backend_info:

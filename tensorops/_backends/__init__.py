@@ -28,6 +28,7 @@ from tensorops._backends._array_api import ArrayApiBackend
 from tensorops._backends._numpy import NumpyBackend
 from tensorops._compile import ON_DYNAMO
 from tensorops._errors import BackendError, unknown_option
+from tensorops._imports import when_imported
 from tensorops._types import Backend
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "NUMPY_BACKEND",
     "ArrayApiBackend",
     "Backend",
+    "backend_for_framework",
     "backend_for_name",
     "backend_for_namespace",
     "get_backend",
@@ -60,7 +62,8 @@ _TORCH_BACKEND: list[Backend] = []
 #: (the framework's top-level module, the adapter module). An adapter module is imported
 #: the first time an array of a type not yet seen arrives while its framework is in
 #: ``sys.modules``; its ``adapter_for(x)`` returns the adapter for ``x``, or None when
-#: ``x`` is not one of its framework's arrays.
+#: ``x`` is not one of its framework's arrays; its ``ADAPTER`` is that adapter, whose
+#: ``from_numpy(a, device)`` makes the framework's arrays (`backend_for_framework`).
 _FRAMEWORKS = (
     ("tensorflow", "tensorops._backends._tensorflow"),
     ("paddle", "tensorops._backends._paddle"),
@@ -105,11 +108,27 @@ def _detect(x: Any) -> Backend:
 def _framework_backend(x: Any) -> Backend | None:
     """The adapter of `_FRAMEWORKS` whose framework made ``x``, if any."""
     for module, adapter in _FRAMEWORKS:
-        if module in sys.modules:
+        if sys.modules.get(module) is not None:
             found: Backend | None = importlib.import_module(adapter).adapter_for(x)
             if found is not None:
                 return found
     return None
+
+
+def backend_for_framework(name: str) -> Backend:
+    """The adapter of the framework ``name`` of `_FRAMEWORKS` ("tensorflow", "paddle", ...).
+
+    Raises:
+        BackendError: the framework is not installed (the message names its extra).
+    """
+    adapter = dict(_FRAMEWORKS)[name]
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        extra = f'pip install "tensorops[{name}]"'
+        raise BackendError(f"{name} is not installed: {extra}", hint=extra) from None
+    found: Backend = importlib.import_module(adapter).ADAPTER
+    return found
 
 
 def _namespace_of(x: Any) -> Any:
@@ -192,6 +211,17 @@ def _register_torch() -> None:
 
 
 ON_DYNAMO.append(_register_torch)
+
+
+def _prepare_tensorflow(module: Any) -> None:
+    """Keep tensorops out of AutoGraph before any ``tf.function`` is traced.
+
+    See `tensorops._backends._tensorflow_autograph`; it imports nothing TensorFlow has not.
+    """
+    importlib.import_module("tensorops._backends._tensorflow_autograph").install(module)
+
+
+when_imported("tensorflow", _prepare_tensorflow)
 
 
 def backend_for_name(name: str) -> Backend:
