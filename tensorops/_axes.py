@@ -37,8 +37,11 @@ __all__ = [
     "check_used",
     "count_dots",
     "dots_name",
+    "is_opaque",
+    "may_equal",
     "product",
     "resolve_dims",
+    "same_sizes",
     "term_dims",
 ]
 
@@ -52,6 +55,51 @@ def product(values: Iterable[int]) -> int:
     for value in values:
         result *= value
     return result
+
+
+def is_opaque(size: Any) -> bool:
+    """Whether `size` is known only when the program runs: a tensor, not an int.
+
+    TensorFlow's unknown dimensions inside ``tf.function`` are read as ``tf.shape(x)[i]``:
+    such a size can be multiplied and divided, but not compared while tracing. A
+    symbolic size of torch.compile (``SymInt``) is not opaque: it compares.
+
+    Examples:
+        >>> is_opaque(3), is_opaque(object())
+        (False, True)
+    """
+    return not isinstance(size, int) and type(size).__name__ != "SymInt"
+
+
+def same_sizes(first: Sequence[Any], second: Sequence[Any]) -> bool:
+    """Whether two shapes are equal; an opaque size (`is_opaque`) equals only itself.
+
+    Examples:
+        >>> size = object()
+        >>> same_sizes((size, 2), (size, 2)), same_sizes((size, 2), (object(), 2))
+        (True, False)
+    """
+    if len(first) != len(second):
+        return False
+    for a, b in zip(first, second, strict=True):
+        if a is not b and (is_opaque(a) or is_opaque(b) or a != b):
+            return False
+    return True
+
+
+def may_equal(first: Sequence[Any], second: Sequence[Any]) -> bool:
+    """Whether two shapes may be equal: equal where both sizes are known (`is_opaque`).
+
+    Examples:
+        >>> may_equal((object(), 2), (object(), 2)), may_equal((object(), 2), (object(), 3))
+        (True, False)
+    """
+    if len(first) != len(second):
+        return False
+    for a, b in zip(first, second, strict=True):
+        if a is not b and not (is_opaque(a) or is_opaque(b)) and a != b:
+            return False
+    return True
 
 
 def dots_name(i: int) -> str:
@@ -185,7 +233,8 @@ def check_lengths(lengths: Iterable[tuple[str, Any]]) -> dict[str, int]:
     for name, value in lengths:
         # torch.compile: Dynamo reports a symbolic size's type as int and cannot trace
         # hasattr() on it, so plain ints skip the generic integer check.
-        if type(value) is not int and type(value).__name__ != "SymInt":
+        # PyTensor's SymbolicSize (a length known when the graph runs) is kept as it is too
+        if type(value) is not int and type(value).__name__ not in ("SymInt", "SymbolicSize"):
             if isinstance(value, bool) or not hasattr(value, "__index__"):
                 raise bad_length(name, value, "is not an integer")
             value = value.__index__()
@@ -250,12 +299,16 @@ def resolve_dims(
                 span=dim.span,
                 hint=f"pass {unknown[0].name}=...",
             )
+        # a size known only when the program runs (tf.shape(x)[0] in tf.function) is
+        # computed with but not checked: the framework checks it then
+        opaque = is_opaque(length)
         if unknown:
-            if product == 0 or length % product != 0:
+            if product == 0 or (not opaque and length % product != 0):
                 raise _indivisible(text, dim, length, product, lengths)
-            inferred = length // product
+            # the size itself when nothing divides it: an opaque size stays recognisable
+            inferred = length if product == 1 else length // product
             lengths = [inferred if value is None else value for value in lengths]
-        elif product != length:
+        elif not opaque and product != length:
             raise _mismatch(text, dim, length, product, lengths)
         resolved.append(list(zip(dim.slots, lengths, strict=True)))  # type: ignore[arg-type]
     return resolved

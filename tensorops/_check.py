@@ -306,13 +306,19 @@ def _shape_of(x: Any) -> tuple[Any, ...]:
     if shape is None:
         get_backend(x)  # raises the unsupported-type error
         raise ArgumentError(f"a {type(x).__name__} has no shape")
+    if not isinstance(shape, tuple):  # the adapter reads it (PyTensor's x.shape is a graph)
+        try:
+            return get_backend(x).sizes(x)
+        except TensorOpsError:  # not an array of a known family: anything with a shape
+            pass
     return tuple(shape)
 
 
 def _check_sizes(sizes: Sequence[Any]) -> None:
     """Check that every length of a shape is an integer (or a symbolic size)."""
     for size in sizes:
-        symbolic = type(size) is int or type(size).__name__ == "SymInt"
+        # torch's SymInt under torch.compile, PyTensor's SymbolicSize for an unknown length
+        symbolic = type(size) is int or type(size).__name__ in ("SymInt", "SymbolicSize")
         if not symbolic and (isinstance(size, bool) or not hasattr(size, "__index__")):
             raise ShapeError(
                 f"the shape {tuple(sizes)} has a length that is not an integer",

@@ -291,7 +291,27 @@ def _to_namespace(x: Any, source: Backend, xp: Any, device: Any) -> Any:
             result = None
     if result is None:
         result = xp.asarray(host if isinstance(host, np.ndarray) else asnumpy(host))
+    if getattr(xp, "__name__", None) == "mlx.core":
+        result = _mlx_dtype_kept(result, host, xp)
     return _move(result, xp, device)
+
+
+def _mlx_dtype_kept(result: Any, host: Any, mx: Any) -> Any:
+    """`result`, or `host` converted again with its dtype named where MLX changed it.
+
+    MLX's ``from_dlpack`` and ``asarray`` read float64 as float32 unless the dtype is
+    named, and complex128, which MLX lacks, as complex64.
+    """
+    name = str(host.dtype).rsplit(".", 1)[-1]  # numpy's "float64", torch's "torch.float64"
+    dtype = getattr(mx, "bool_" if name == "bool" else name, None)
+    if dtype is None:
+        raise BackendError(
+            f"cannot convert an array of dtype {name} to mlx.core: MLX has no such dtype",
+            hint="convert to a dtype MLX has first, e.g. complex64 for complex128",
+        )
+    if result.dtype == dtype:
+        return result
+    return mx.asarray(host if isinstance(host, np.ndarray) else asnumpy(host), dtype=dtype)
 
 
 def _to_framework(x: Any, source: Backend, name: str, device: Any) -> Any:

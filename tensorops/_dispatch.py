@@ -207,7 +207,8 @@ def _call_slowly(
         shapes: Any = tuple(adapter.sizes(x) for x in arrays)
         if not many:
             shapes = shapes[0]
-        items = tuple(lengths.items())
+        inward = getattr(adapter, "inward_lengths", None)  # PyTensor: its scalar graphs
+        items = tuple((inward(lengths) if inward is not None else lengths).items())
         try:
             run = bound_plan(op, pattern, shapes, items, variant, adapter)
         except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
@@ -238,7 +239,7 @@ def stack_lists(op: Op, arrays: tuple[Any, ...]) -> tuple[Any, ...]:
                 f"{type(items[0]).__name__}: all elements must be of one array type"
             )
     adapter = get_backend(items[0])
-    shapes = [tuple(item.shape) for item in items]
+    shapes = [adapter.sizes(item) for item in items]  # PyTensor's x.shape is a graph
     for i, shape in enumerate(shapes):
         if shape != shapes[0]:
             raise TensorOpsError(

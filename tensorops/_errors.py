@@ -54,6 +54,7 @@ __all__ = [
     "bad_length",
     "describe_input",
     "describe_inputs",
+    "dtype_name",
     "not_a_pattern",
     "unknown_option",
 ]
@@ -268,6 +269,40 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+# struct format characters by the names NumPy and torch give them
+_STRUCT_NAMES = {
+    "?": "bool",
+    "b": "int8",
+    "B": "uint8",
+    "h": "int16",
+    "H": "uint16",
+    "i": "int32",
+    "I": "uint32",
+    "q": "int64",
+    "Q": "uint64",
+    "e": "float16",
+    "f": "float32",
+    "d": "float64",
+}
+
+
+def dtype_name(dtype: Any) -> str:
+    """A dtype as messages show it: ``float32`` for NumPy's, torch's, TensorFlow's and Paddle's.
+
+    Examples:
+        >>> import numpy as np
+        >>> dtype_name(np.dtype("float32"))
+        'float32'
+    """
+    text = str(dtype).removeprefix("torch.").removeprefix("paddle.")
+    if text.startswith("<dtype: '") and text.endswith("'>"):  # TensorFlow's DType
+        return text[len("<dtype: '") : -len("'>")]
+    if text.startswith("dtypes."):  # tinygrad's DType, named after C ("dtypes.double")
+        fmt = str(getattr(dtype, "fmt", None))  # its struct format character, where C has one
+        return _STRUCT_NAMES.get(fmt, text.removeprefix("dtypes."))  # bfloat16: by its name
+    return text
+
+
 def describe_input(x: Any) -> str:
     """One line about an input for error messages: shape, dtype and family, never its values.
 
@@ -280,15 +315,18 @@ def describe_input(x: Any) -> str:
         if isinstance(x, (list, tuple)):
             return f"{type(x).__name__} of {len(x)}"
         return f"type={type(x).__name__}"
+    static = getattr(getattr(x, "type", None), "shape", None)
+    if not isinstance(shape, tuple) and isinstance(static, tuple):
+        shape = static  # a shape that is a graph (PyTensor): its type's, None where unknown
     try:
         shape_text = str(tuple(shape))
-    except TypeError:
+    except (TypeError, ValueError):  # ValueError: TensorFlow's shape of unknown rank
         shape_text = str(shape)
     dtype = getattr(x, "dtype", None)
     module = type(x).__module__.split(".")[0]
     text = f"shape={shape_text}"
     if dtype is not None:
-        text += f" dtype={str(dtype).removeprefix('torch.')}"
+        text += f" dtype={dtype_name(dtype)}"
     return text + f" backend={module}"
 
 

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from tensorops._backends import get_backend
 from tensorops._dispatch import Lengths, Op, Planner, call_many
-from tensorops._errors import ArgumentError, ShapeError
+from tensorops._errors import ArgumentError, ShapeError, dtype_name
 from tensorops._index_plan import IndexPlan, plan_index
 from tensorops._plan import Recipe
 from tensorops._types import Backend, Executor, IndexSpec
@@ -35,7 +35,7 @@ def _step(recipe: Recipe | None, backend: Backend) -> Executor | None:
 def _spec(pattern: str, layout: IndexPlan, index_dtype: Any, backend: Backend) -> IndexSpec:
     """The core call's spec, once the index's dtype is checked."""
     if not backend.is_integer(index_dtype):
-        dtype = str(index_dtype).removeprefix("torch.")
+        dtype = dtype_name(index_dtype)
         raise ArgumentError(
             f"the index must hold integers, got dtype {dtype}",
             pattern=pattern,
@@ -83,7 +83,8 @@ def _scatter_planner(name: str, accumulate: bool) -> Planner:
         scatter = backend.scatterer(_spec(pattern, layout, index_dtype, backend), accumulate)
         recipes = (layout.array, layout.where, layout.values, layout.output)
         array, index, values, output = (_step(r, backend) for r in recipes)
-        cast = values_dtype != array_dtype
+        # `is None` first: a number has no dtype, and MLX's dtypes refuse `!= None`
+        cast = values_dtype is None or values_dtype != array_dtype
         if not cast and array is None and index is None and values is None and output is None:
             return lambda arrays, arg: scatter(*arrays)  # laid out as the call needs
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from tensorops._axes import DOTS_PREFIX, count_dots, resolve_dims, term_dims
+from tensorops._axes import DOTS_PREFIX, count_dots, may_equal, resolve_dims, term_dims
 from tensorops._backends import get_backend
 from tensorops._compile import is_compiling, raise_error, replayable
 from tensorops._errors import (
@@ -113,6 +113,14 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
         raise_error(_in_context(error, "pack", pattern, tensors), ("pack", (tensors, pattern)))
 
 
+def _same_family(x: Any, backend: Any) -> bool:
+    """Whether ``x`` is an array of `backend`'s family (a tf.Variable among tf.Tensors)."""
+    try:
+        return get_backend(x) is backend
+    except TensorOpsError:
+        return False
+
+
 def _pack_with(
     backend: Any, tensors: Sequence[Any], position: int, n_other: int
 ) -> tuple[Any, list[Shape]]:
@@ -120,9 +128,9 @@ def _pack_with(
     flat, shapes = [], []
     reference: Shape | None = None
     for i, x in enumerate(tensors):
-        if type(x) is not type(tensors[0]):
+        if type(x) is not type(tensors[0]) and not _same_family(x, backend):
             raise ArgumentError(f"element {i} is a {type(x).__name__}, not an array")
-        shape = tuple(x.shape)
+        shape = backend.sizes(x)  # not x.shape: a graph on PyTensor
         if len(shape) < n_other:
             raise ShapeError(
                 f"input {i} has {len(shape)} dimensions, the pattern needs at least {n_other}"
@@ -131,7 +139,7 @@ def _pack_with(
         outside = shape[:position] + shape[end:]
         if reference is None:
             reference = outside
-        elif outside != reference:
+        elif not may_equal(outside, reference):
             raise ShapeError(f"input {i} has axes {outside} outside '*', input 0 has {reference}")
         shapes.append(shape[position:end])
         size = 1
@@ -177,7 +185,7 @@ def _unpack_with(
     backend: Any, tensor: Any, packed_shapes: Sequence[Sequence[int]], position: int, n_other: int
 ) -> list[Any]:
     """`unpack` with `backend`, once the pattern is read."""
-    shape = tuple(tensor.shape)
+    shape = backend.sizes(tensor)  # not tensor.shape: a graph on PyTensor
     if len(shape) != n_other + 1:
         raise ShapeError(
             f"the packed input has {len(shape)} dimensions, the pattern has {n_other + 1}"
@@ -246,6 +254,19 @@ def _length(d: Any) -> Any:
     return d.__index__()
 
 
+def _sizes(x: Any, shape: Any) -> tuple[tuple[Any, ...], Callable[[Any], Any] | None]:
+    """The shape of an array as its adapter reads it; `shape` itself for anything else.
+
+    With it, the adapter's ``outward_size`` where it has one: what a size read so becomes
+    in parse_shape's answer (on PyTensor, the framework's own scalar graph).
+    """
+    try:
+        adapter = get_backend(x)
+    except TensorOpsError:  # not an array of a known family: anything with a shape
+        return tuple(shape), None
+    return adapter.sizes(x), getattr(adapter, "outward_size", None)
+
+
 def _in_context(error: TensorOpsError, op: str, pattern: Any, inputs: Any) -> TensorOpsError:
     """`error` with the call's op, pattern and `inputs` (a list of them) described."""
     if is_compiling():  # the error is made again outside the trace, context and all
@@ -283,9 +304,15 @@ def parse_shape(x: Any, pattern: str) -> dict[str, int]:
     try:
         term = _single_term("parse_shape", pattern)
         shape = getattr(x, "shape", None)
+        outward = None
         if shape is None:
             get_backend(x)  # raises the unsupported-type error
-        return _match_shape(pattern, term, tuple(shape))  # type: ignore[arg-type]
+        elif not isinstance(shape, tuple):  # the adapter reads it (PyTensor's x.shape is a graph)
+            shape, outward = _sizes(x, shape)
+        parsed = _match_shape(pattern, term, tuple(shape))  # type: ignore[arg-type]
+        if outward is not None:
+            parsed = {name: outward(size) for name, size in parsed.items()}
+        return parsed
     except TensorOpsError as error:
         raise_error(_in_context(error, "parse_shape", pattern, [x]), ("parse_shape", (x, pattern)))
 
@@ -336,7 +363,8 @@ def _match_shape(pattern: str, term: Term, shape: Shape) -> dict[str, int]:
             name = slot.name
             if name is None or slot.length is not None or name[0] == DOTS_PREFIX:
                 continue
-            if result.setdefault(name, length) != length:
+            # sizes known only when the graph runs are not compared while it is traced
+            if not may_equal((result.setdefault(name, length),), (length,)):
                 raise ShapeError(
                     f"axis '{name}' has lengths {result[name]} and {length}",
                     pattern=pattern,

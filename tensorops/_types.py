@@ -70,7 +70,13 @@ class IndexSpec(NamedTuple):
 
 
 class Backend(Protocol):
-    """Primitives of one array family. Arrays are typed ``Any``: each family has its own class."""
+    """Primitives of one array family. Arrays are typed ``Any``: each family has its own class.
+
+    Two optional methods, looked up with ``getattr``, serve a family whose sizes are
+    graphs (PyTensor): ``inward_lengths(given)`` turns axis lengths given in its own
+    terms into the sizes its ``sizes`` reads, and ``outward_size(size)`` turns such a size
+    into what ``parse_shape`` answers.
+    """
 
     #: short family name used in messages and by ``convert``: "numpy", "torch", "array_api".
     name: str

@@ -224,6 +224,21 @@ def _prepare_tensorflow(module: Any) -> None:
 when_imported("tensorflow", _prepare_tensorflow)
 
 
+def _prepare_paddle(module: Any) -> None:
+    """Keep tensorops out of ``paddle.jit.to_static``'s conversion, before any is traced.
+
+    Importing the adapter registers tensorops with ``paddle.jit.ignore_module``; its
+    tensor types are entered here, so that a first call inside a traced function does not
+    detect them.
+    """
+    paddle_adapter = importlib.import_module("tensorops._backends._paddle")
+    for cls in paddle_adapter.TENSOR_TYPES:
+        ADAPTERS.setdefault(cls, paddle_adapter.ADAPTER)
+
+
+when_imported("paddle", _prepare_paddle)
+
+
 def backend_for_name(name: str) -> Backend:
     """The adapter called ``name``: ``"numpy"`` or ``"torch"``.
 

@@ -90,4 +90,6 @@ def _split(
     for axis in reversed(reduced):
         size = sizes[axis]
         known[axis] = position % size
-        position = position // size
+        # a 0-d divisor of the family: paddle's `0-d tensor // int` has shape (1,), not ()
+        # (PFCCLab/PaddleAPITest#204 records it for paddle.Tensor.__floordiv__)
+        position = position // backend.full((), size, position)

@@ -283,7 +283,9 @@ def _concatenated(
                 f"of {joint.text}",
                 span=term.span,
             )
-        ndims = {len(item.shape) for item in x}
+        adapter = get_backend(x[0])
+        item_shapes = [adapter.sizes(item) for item in x]  # not x.shape: a graph on PyTensor
+        ndims = {len(shape) for shape in item_shapes}
         dots = count_dots(equation, term, max(ndims), operand=i)
         axis = dim_index(term, position, dots)
         if len(ndims) > 1:
@@ -292,18 +294,18 @@ def _concatenated(
                 span=term.span,
             )
         # a list, not a set: symbolic sizes (torch.compile) cannot be hashed
-        outside = [(*item.shape[:axis], *item.shape[axis + 1 :]) for item in x]
+        outside = [(*shape[:axis], *shape[axis + 1 :]) for shape in item_shapes]
         if any(other != outside[0] for other in outside[1:]):
-            shapes = ", ".join(str(tuple(item.shape)) for item in x)
+            shapes = ", ".join(str(shape) for shape in item_shapes)
             raise ShapeError(
                 f"the arrays of operand {i} differ outside their '+' axis (dimension {axis}): "
                 f"shapes {shapes}",
                 span=term.span,
             )
-        sizes = tuple(item.shape[axis] for item in x)
+        sizes = tuple(shape[axis] for shape in item_shapes)
         _check_parts(equation, joint, sizes, parts.get(k), lengths, term.span)
         parts[k] = sizes
-        arrays.append(get_backend(x[0]).concat(list(x), axis))
+        arrays.append(adapter.concat(list(x), axis))
     return arrays, parts
 
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from tensorops._axes import same_sizes
 from tensorops._types import Backend
 
 __all__ = [
@@ -109,7 +110,7 @@ def moved(perm: tuple[int, ...]) -> tuple[int, ...] | None:
 
 
 def _reshape(target: tuple[int, ...], current: tuple[int, ...]) -> tuple[int, ...] | None:
-    return None if target == current else target
+    return None if same_sizes(target, current) else target
 
 
 def _size(names: Sequence[str], sizes: dict[str, int]) -> int:
@@ -353,7 +354,7 @@ def _run_pair(backend: Backend, a: Any, b: Any, pair: Pair) -> Any:
     elif pair.mode == "multiply":
         x = backend.multiply(a, b)
     else:
-        x = _sum(backend, backend.multiply(a, b), (len(a.shape) - 1,))
+        x = _sum(backend, backend.multiply(a, b), (a.ndim - 1,))
     if pair.shape_out is not None:
         x = backend.reshape(x, pair.shape_out)
     return x

@@ -66,7 +66,7 @@ def logsumexp_pair(
         b = arrange_output(backend, b, pair.perm_right, pair.shape_right)
         x = a + b
         if pair.mode == "dot":  # batched inner products: the summed axis is the last
-            x = logsumexp_reduce(backend, x, (len(x.shape) - 1,))
+            x = logsumexp_reduce(backend, x, (x.ndim - 1,))
     if pair.shape_out is not None:
         x = backend.reshape(x, pair.shape_out)
     return x

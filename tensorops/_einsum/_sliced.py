@@ -130,5 +130,5 @@ def assemble(backend: Backend, results: Sequence[Any], slicing: Slicing) -> Any:
     if slicing.placed:
         stacked = backend.stack(results)
         lead = tuple(slicing.sizes[k] for k in slicing.placed)
-        x = backend.reshape(stacked, (*lead, *tuple(stacked.shape)[1:]))
+        x = backend.reshape(stacked, (*lead, *backend.sizes(stacked)[1:]))
     return arrange_output(backend, x, slicing.perm, slicing.shape)

@@ -78,7 +78,8 @@ class Tropical:
         if pair.mode == "multiply":
             x = a + b
         else:
-            batch = tuple(a.shape[:-2] if pair.mode == "matmul" else a.shape[:-1])
+            sizes = backend.sizes(a)  # not a.shape: a graph on PyTensor
+            batch = sizes[:-2] if pair.mode == "matmul" else sizes[:-1]
             x, step = self._product(backend, a, b, pair.mode, batch, found)
         if pair.shape_out is not None:
             x = backend.reshape(x, pair.shape_out)
@@ -92,8 +93,8 @@ class Tropical:
     ) -> tuple[Any, Any]:
         """``max_k a[..., r, k] + b[..., k, c]`` (a batched inner product: no r, no c)."""
         count = product(batch)
-        inner = a.shape[-1]
-        rows, columns = (a.shape[-2], b.shape[-1]) if mode == "matmul" else (1, 1)
+        inner = backend.sizes(a)[-1]
+        rows, columns = (backend.sizes(a)[-2], backend.sizes(b)[-1]) if mode == "matmul" else (1, 1)
         a = backend.reshape(a, (count, rows, inner))
         b = backend.reshape(b, (count, inner, columns))
         values, where = self._blocks(backend, a, b, found)
@@ -103,8 +104,8 @@ class Tropical:
 
     def _blocks(self, backend: Backend, a: Any, b: Any, found: bool) -> tuple[Any, Any]:
         """The product of ``(n, r, k)`` by ``(n, k, c)`` blocks, assembled as ``(n, r, c)``."""
-        n, rows, inner = a.shape
-        columns = b.shape[2]
+        n, rows, inner = backend.sizes(a)
+        columns = backend.sizes(b)[2]
         cap = self.cap
         if n * rows * inner * columns <= cap:
             return self._over_inner(backend, a, b, found, inner)
@@ -127,7 +128,7 @@ class Tropical:
 
     def _over_inner(self, backend: Backend, a: Any, b: Any, found: bool, k: int) -> tuple[Any, Any]:
         """One output block, its inner axis taken `k` at a time with a running optimum."""
-        inner = a.shape[2]
+        inner = backend.sizes(a)[2]
         if k >= inner:
             return self._block(backend, a, b, found)
         best = where = None
@@ -146,9 +147,9 @@ class Tropical:
 
     def _block(self, backend: Backend, a: Any, b: Any, found: bool) -> tuple[Any, Any]:
         """One block ``a[n, r, k, 1] + b[n, 1, k, c]``, reduced over ``k``."""
-        n, rows, inner = a.shape
+        n, rows, inner = backend.sizes(a)
         left = backend.reshape(a, (n, rows, inner, 1))
-        block = left + backend.reshape(b, (n, 1, inner, b.shape[2]))
+        block = left + backend.reshape(b, (n, 1, inner, backend.sizes(b)[2]))
         return self.reduce(backend, block, (2,), found)
 
 
