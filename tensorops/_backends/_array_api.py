@@ -11,6 +11,7 @@ This module imports only numpy; the namespace is handed in by the registry.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -41,7 +42,15 @@ _KINDS = (("bool", "b"), ("integral", "i"), ("real floating", "f"), ("complex fl
 class ArrayApiBackend:
     """Primitives for the arrays of one array-API namespace ``xp``."""
 
-    __slots__ = ("_is_cupy", "_is_jax", "_linalg_diagonal", "is_dask", "namespace", "xp")
+    __slots__ = (
+        "_is_cupy",
+        "_is_jax",
+        "_is_mlx",
+        "_linalg_diagonal",
+        "is_dask",
+        "namespace",
+        "xp",
+    )
     name: str = "array_api"
 
     def __init__(self, xp: Any) -> None:
@@ -52,6 +61,10 @@ class ArrayApiBackend:
         self.is_dask = self.namespace in ("dask.array", "array_api_compat.dask.array")
         self._is_cupy = self.namespace in ("cupy", "array_api_compat.cupy")
         self._is_jax = self.namespace == "jax.numpy"
+        # MLX (mlx.core) departs from the standard in a few signatures: no device= (its
+        # arrays have no device), var/std take ddof, sort has no descending=, matmul takes
+        # floating dtypes only; and it has einsum, logsumexp, softmax and a scatter.
+        self._is_mlx = self.namespace == "mlx.core"
         # `diagonal` is in the optional linalg extension only; without it we fall back to
         # a strided slice of the flattened last two axes (see `diagonal`).
         linalg = getattr(xp, "linalg", None)
@@ -113,11 +126,15 @@ class ArrayApiBackend:
     def _reduction(self, reduction: str) -> Callable[..., Any]:
         """``f(x, axis=axes)`` for a reduction the standard has under another name or not at all."""
         xp = self.xp
+        if reduction in ("var", "std") and self._is_mlx:
+            return getattr(xp, reduction)  # type: ignore[no-any-return]  # ddof=0 by default
         if reduction in ("var", "std"):
             return lambda x, axis: getattr(xp, reduction)(x, axis=axis, correction=0)
         if reduction in ("argmax", "argmin"):
             # the standard's argmax takes one axis: several are brought last and flattened
             single = getattr(xp, reduction)
+            if self._is_mlx:
+                single = _signed(xp, single)
 
             def arg(x: Any, axis: tuple[int, ...]) -> Any:
                 if len(axis) == 1:
@@ -130,7 +147,8 @@ class ArrayApiBackend:
 
             return arg
         if reduction == "logsumexp":
-            return self._logsumexp
+            # MLX's own is one fused kernel, stable for infinities as `_logsumexp`
+            return xp.logsumexp if self._is_mlx else self._logsumexp
         return getattr(xp, reduction)  # type: ignore[no-any-return]
 
     def _logsumexp(self, x: Any, axis: tuple[int, ...]) -> Any:
@@ -192,16 +210,49 @@ class ArrayApiBackend:
         return self.reshape(flat, tuple(index.shape))
 
     def arange(self, n: int, like: Any) -> Any:
-        return self.xp.arange(n, device=_device(like))
+        return self.xp.arange(n, **self._placed(like))
 
     def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
-        return self.xp.full(shape, value, dtype=like.dtype, device=_device(like))
+        return self.xp.full(shape, value, dtype=like.dtype, **self._placed(like))
+
+    def _placed(self, like: Any) -> dict[str, Any]:
+        """``device=`` for a new array beside `like`; none for MLX, which takes no device=.
+
+        MLX arrays live in unified memory: a stream, not the array, says where work runs.
+        """
+        return {} if self._is_mlx else {"device": _device(like)}
 
     def einsummer(self, equation: str) -> Callable[..., Any] | None:
-        return None  # the array API standard has no einsum
+        if not self._is_mlx:
+            return None  # the array API standard has no einsum
+        inputs = equation.split("->")[0]
+        if any(len(set(term)) < len(term) for term in inputs.split(",")):
+            return None  # a diagonal: the planned program takes it
+        # mx.einsum costs less per call than the planned program's steps on tiny operands
+        # (measured: 30-40 us against 50-80 us for 8 x 8 pairs on the CPU), but it
+        # multiplies floating dtypes only (as MLX's matmul)
+        xp, einsum = self.xp, functools.partial(self.xp.einsum, equation)
+        exact = _broadcast_einsum(xp, equation)
+
+        def run(*operands: Any) -> Any:
+            if any(_inexact(xp, x.dtype) for x in operands):
+                return einsum(*operands)
+            return exact(*operands)
+
+        return run
 
     def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
         xp = self.xp
+        if self._is_mlx:  # MLX's fused kernels (several axes jointly), stable and differentiable
+            if not log:
+                return lambda x, arg: xp.softmax(x, axis=axes)
+
+            def log_softmax(x: Any, arg: Any) -> Any:
+                # shifted first: x - logsumexp(x) loses log(n) beside a large maximum
+                shifted = x - xp.max(x, axis=axes, keepdims=True)
+                return shifted - xp.logsumexp(shifted, axis=axes, keepdims=True)
+
+            return log_softmax
 
         def softmax(x: Any, arg: Any) -> Any:
             shifted = x - xp.max(x, axis=axes, keepdims=True)
@@ -221,7 +272,28 @@ class ArrayApiBackend:
 
     def sorter(self, axis: int, descending: bool, indices: bool) -> Executor:
         function = self.xp.argsort if indices else self.xp.sort
+        if self._is_mlx:
+            return self._mlx_sorter(function, axis, descending, indices)
         return lambda x, arg: function(x, axis=axis, descending=descending, stable=True)
+
+    def _mlx_sorter(self, function: Any, axis: int, descending: bool, indices: bool) -> Executor:
+        """MLX sorts stably and ascending only (no descending=, no stable=).
+
+        Descending and stable: sort the reversed array ascending and reverse the result.
+        Ties then keep their first order, and a position ``j`` of the reversed array is
+        ``n - 1 - j`` of the array.
+        """
+        if indices:
+            function = _signed(self.xp, function)
+        if not descending:
+            return lambda x, arg: function(x, axis=axis)
+        flip = self.xp.flip
+
+        def sort(x: Any, arg: Any) -> Any:
+            result = flip(function(flip(x, axis=axis), axis=axis), axis=axis)
+            return (x.shape[axis] - 1) - result if indices else result
+
+        return sort
 
     def cumsummer(self, axis: int) -> Executor:
         # cumulative_sum is the standard's since 2023.12; older namespaces have cumsum
@@ -269,10 +341,13 @@ class ArrayApiBackend:
         return take_rows
 
     def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
+        if self._is_mlx:
+            return self._mlx_scatterer(spec, accumulate)
         if not self._is_jax:
             raise BackendError(
                 f"the array API standard defines no scatter, and tensorops has none for "
-                f"{self.namespace} arrays: set_at and add_at run on numpy, torch and jax arrays",
+                f"{self.namespace} arrays: set_at and add_at run on numpy, torch, jax and mlx "
+                "arrays",
                 hint="convert first, e.g. tops.convert(x, 'numpy'), and back",
             )
         positions = self._positions(spec)
@@ -289,13 +364,65 @@ class ArrayApiBackend:
 
         return scatter
 
+    def _mlx_scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
+        """MLX's scatter: ``x.at[i].add(v)``, and for set_at an assignment ``y[i] = v``.
+
+        The assignment rebinds ``y`` (MLX arrays are values) to a new array: ``y`` is a
+        fresh reshape of ``x``, so the caller's array is never changed.
+        """
+        positions = self._positions(spec)
+        reshape = self.xp.reshape
+        rows, offsets = self._rows(spec)
+        batched = spec.batch is not None
+        shape = (spec.batch, math.prod(spec.lengths), *rows[1:])
+
+        def scatter(x: Any, index: Any, values: Any) -> Any:
+            where = positions(index)
+            if batched:
+                where = where + offsets(x, where)
+            out = reshape(x, rows if batched else tuple(x.shape))  # a new array object
+            if accumulate:
+                out = out.at[where].add(values)
+            else:
+                out[where] = values
+            return reshape(out, shape) if batched else out
+
+        return scatter
+
+    def _range_check(self, spec: IndexSpec) -> Callable[[Any], Any]:
+        """The index itself, once each coordinate is checked to lie in its axis (for MLX).
+
+        MLX reads and writes outside the array for an index out of range, so the values
+        are read here (NumPy's error, word for word). Inside ``mx.compile`` or ``mx.vmap``
+        they are not known while tracing and MLX refuses to compute them: unchecked there.
+        """
+        xp, lengths = self.xp, spec.lengths
+
+        def checked(index: Any) -> Any:
+            for j, length in enumerate(lengths):
+                values = index if len(lengths) == 1 else index[..., j]
+                bad = (values < 0) | (values >= length)
+                try:
+                    if not xp.any(bad).item():
+                        continue
+                except ValueError:  # traced: "[eval] Attempting to eval an array during ..."
+                    return index
+                first = int(xp.argmax(self.reshape(bad, (-1,))).item())
+                raise spec.out_of_range(j, self.reshape(values, (-1,))[first].item())
+            return index
+
+        return checked
+
     def _positions(self, spec: IndexSpec) -> Callable[[Any], Any]:
         """The positions an index reads in the merged indexed axes: ``(i0 * n1 + i1) * n2 ...``."""
         lengths = spec.lengths
+        checked = self._range_check(spec) if self._is_mlx else None
         if len(lengths) == 1:
-            return lambda index: index
+            return checked or (lambda index: index)
 
         def positions(index: Any) -> Any:
+            if checked is not None:
+                index = checked(index)
             flat = index[..., 0]
             for j in range(1, len(lengths)):
                 flat = flat * lengths[j] + index[..., j]
@@ -309,7 +436,7 @@ class ArrayApiBackend:
         rows = (batch * size,) if spec.channels is None else (batch * size, spec.channels)
 
         def offsets(x: Any, where: Any) -> Any:
-            starts = xp.arange(0, batch * size, size, dtype=where.dtype, device=_device(x))
+            starts = xp.arange(0, batch * size, size, dtype=where.dtype, **self._placed(x))
             return self.reshape(starts, (batch, 1))
 
         return rows, offsets
@@ -328,7 +455,15 @@ class ArrayApiBackend:
         return split_by_slicing(x, sizes, axis)
 
     def matmul(self, a: Any, b: Any) -> Any:
-        return self.xp.matmul(a, b)
+        xp = self.xp
+        if self._is_mlx and not (_inexact(xp, a.dtype) or _inexact(xp, b.dtype)):
+            # MLX multiplies matrices of floating dtypes only: integers and bools are
+            # multiplied and summed exactly, as NumPy's matmul does (bool: any of the ands)
+            products = xp.expand_dims(a, -1) * xp.expand_dims(b, -3)
+            if a.dtype == b.dtype == xp.bool_:
+                return xp.any(products, axis=-2)
+            return xp.astype(xp.sum(products, axis=-2), products.dtype)
+        return xp.matmul(a, b)
 
     def multiply(self, a: Any, b: Any) -> Any:
         return self.xp.multiply(a, b)
@@ -357,7 +492,7 @@ class ArrayApiBackend:
     def scalar(self, value: complex, like: Any) -> Any:
         kinds = next(kinds for cls, kinds in _SCALAR_KINDS if isinstance(value, cls))
         dtype = like.dtype if self.xp.isdtype(like.dtype, kinds) else None
-        return self.xp.asarray(value, dtype=dtype, device=_device(like))
+        return self.xp.asarray(value, dtype=dtype, **self._placed(like))
 
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         ndim = len(x.shape)
@@ -368,6 +503,8 @@ class ArrayApiBackend:
             x = self.xp.permute_dims(x, order)
         if self._linalg_diagonal is not None:
             return self._linalg_diagonal(x)
+        if self._is_mlx:  # no linalg.diagonal; NumPy's diagonal, which moves it last
+            return self.xp.diagonal(x, axis1=-2, axis2=-1)
         # Without the linalg extension: in the flattened (n * n) last axis the diagonal is
         # every (n + 1)-th element, and a step slice is standard.
         n = x.shape[-1]
@@ -387,6 +524,8 @@ class ArrayApiBackend:
         if self._is_cupy:
             # CuPy refuses implicit device-to-host copies (np.asarray raises); .get() copies.
             return x.get()
+        if self._is_mlx and x.dtype == self.xp.bfloat16:
+            x = self.xp.astype(x, self.xp.float32)  # NumPy has no bfloat16: widened, as torch's
         try:
             # Zero-copy for host memory. The producer decides whether the view is
             # writable: JAX arrays are immutable and come back read-only.
@@ -396,6 +535,57 @@ class ArrayApiBackend:
 
     def __repr__(self) -> str:
         return f"ArrayApiBackend({self.namespace})"
+
+
+def _broadcast_einsum(xp: Any, equation: str) -> Callable[..., Any]:
+    """An einsum of integer or bool operands (no diagonal), exact: broadcast, multiply, sum.
+
+    For the tiny pairs an einsummer is given: every operand is laid out along all the
+    equation's axes (length 1 where it lacks one), and the product summed over the axes
+    missing from the output (``any`` for bools, as NumPy's einsum).
+    """
+    inputs, output = equation.split("->")
+    terms = inputs.split(",")
+    letters = "".join(dict.fromkeys("".join(terms) + output))
+    layouts = []
+    for term in terms:
+        order = tuple(sorted(range(len(term)), key=lambda i: letters.index(term[i])))
+        shape = [(letter, letter in term) for letter in letters]
+        layouts.append((order, shape))
+    summed = tuple(i for i, letter in enumerate(letters) if letter not in output)
+    kept = [letter for letter in letters if letter in output]
+    final = tuple(kept.index(letter) for letter in output)
+
+    def einsum(*operands: Any) -> Any:
+        product = None
+        for x, (order, shape) in zip(operands, layouts, strict=True):
+            sizes = iter(x.shape[i] for i in order)
+            laid = xp.reshape(
+                xp.permute_dims(x, order), tuple(next(sizes) if has else 1 for _, has in shape)
+            )
+            product = laid if product is None else product * laid
+        assert product is not None
+        if summed:
+            if product.dtype == xp.bool_:
+                product = xp.any(product, axis=summed)
+            else:
+                product = xp.astype(xp.sum(product, axis=summed), product.dtype)
+        return xp.permute_dims(product, final)
+
+    return einsum
+
+
+def _signed(xp: Any, function: Callable[..., Any]) -> Callable[..., Any]:
+    """MLX's argmax / argmin / argsort, giving its indexing dtype (int32), not uint32.
+
+    Signed as every other family's indices, so that they can be subtracted and offset.
+    """
+    dtype = xp.__array_namespace_info__().default_dtypes()["indexing"]
+    return lambda x, axis: xp.astype(function(x, axis=axis), dtype)
+
+
+def _inexact(xp: Any, dtype: Any) -> bool:
+    return bool(xp.isdtype(dtype, ("real floating", "complex floating")))
 
 
 def _device(x: Any) -> Any:

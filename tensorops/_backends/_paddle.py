@@ -1,0 +1,422 @@
+"""The Paddle adapter: direct paddle calls, in dynamic graph mode and under ``to_static``.
+
+array-api-compat (1.16) has no paddle namespace, so the adapter is written on paddle's
+own API. Every op method is a paddle call, so autograd (``loss.backward()``,
+``paddle.grad``) flows through it, and under ``paddle.jit.to_static`` the calls are
+recorded into the static program, where a tensor is a ``paddle.pir.Value``. Only
+`PaddleBackend.to_numpy` reads values on the host, and the range check of an index
+(dynamic mode only), to raise the message NumPy raises. Where paddle's kernels refuse or
+get wrong what NumPy takes, `tensorops._backends._paddle_kernels` says why.
+
+This module imports paddle; ``tensorops._backends`` imports it as soon as paddle is
+imported (to keep tensorops out of to_static's source conversion, below).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import paddle
+
+from tensorops._backends._numpy import split_by_slicing
+from tensorops._backends._paddle_kernels import (
+    BOOL,
+    COMPLEX,
+    ELEMENTWISE,
+    EMPTY,
+    FLOATS,
+    FROM_NUMPY,
+    INTEGERS,
+    OPERATORS,
+    REDUCERS,
+    TENSORS,
+    VALUE,
+    WIDENED,
+    broadcast_where,
+    exact_exp,
+    first_line,
+    floating,
+    index_positions,
+    kind_rank,
+    logaddexp,
+    max_shift,
+    place_of,
+    promote,
+    widening,
+    widening_results,
+    with_promotion,
+)
+from tensorops._errors import FRAMEWORK_ERRORS, BackendError, ShapeError, dtype_name
+from tensorops._types import Executor, IndexSpec
+
+__all__ = ["ADAPTER", "TENSOR_TYPES", "PaddleBackend", "adapter_for"]
+
+#: The types the registry enters for this adapter as soon as paddle is imported.
+TENSOR_TYPES = (paddle.Tensor, getattr(paddle.base.framework, "EagerParamBase", VALUE), VALUE)
+
+# to_static's AST mode rewrites the source of every function it calls into, unless its
+# module is ignored; tensorops' functions are plain calls into paddle, but their code
+# (defaults, caches, error handling) does not survive the rewrite.
+paddle.jit.ignore_module([sys.modules["tensorops"]])
+
+
+def adapter_for(x: Any) -> PaddleBackend | None:
+    """The adapter for a paddle tensor (a parameter, a static value), None for anything else.
+
+    Examples:
+        >>> import paddle
+        >>> adapter_for(paddle.ones([2])), adapter_for([1.0])
+        (PaddleBackend(), None)
+    """
+    return ADAPTER if isinstance(x, TENSORS) else None
+
+
+class PaddleBackend:
+    """Primitives for ``paddle.Tensor`` (parameters included) and static ``pir.Value``."""
+
+    __slots__ = ()
+    name: str = "paddle"
+
+    def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
+        return paddle.reshape(x, list(shape))
+
+    def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
+        return paddle.transpose(x, list(axes)) if axes else x
+
+    def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
+        return self.reducer(reduction, axes)(x, None)
+
+    def permuter(self, axes: tuple[int, ...]) -> Executor:
+        perm = list(axes)
+        return lambda x, arg: paddle.transpose(x, perm) if perm else x
+
+    def reshaper(self, shape: tuple[int, ...]) -> Executor:
+        sizes = list(shape)
+        return lambda x, arg: paddle.reshape(x, sizes)
+
+    @widening_results
+    def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
+        function, where, empty = REDUCERS[reduction], list(axes), EMPTY.get(reduction)
+
+        def reduce(x: Any, arg: Any) -> Any:
+            if not where:
+                return x  # paddle reads axis=[] as "every axis"; the protocol means none
+            try:
+                if empty is not None and any(x.shape[axis] == 0 for axis in where):
+                    raise ValueError(empty)
+                return function(x, where)
+            except BackendError:
+                raise
+            except FRAMEWORK_ERRORS as error:
+                raise BackendError(
+                    f"cannot take the {reduction} over axes {axes} of a paddle tensor with "
+                    f"shape {tuple(x.shape)} and dtype {dtype_name(x.dtype)}: "
+                    f"{first_line(error)}"
+                ) from None
+
+        return reduce
+
+    def einsummer(self, equation: str) -> Callable[..., Any] | None:
+        return None  # paddle.einsum parses in Python: the planned program is not slower
+
+    @widening_results
+    def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
+        # Not paddle's softmax and log_softmax: their CPU kernels clip the shifted input at
+        # -64, so exact_exp(-inf) comes out as 1.6e-28 and a log-probability floors at -64.
+        where = list(axes)
+
+        def softmax(x: Any, arg: Any) -> Any:
+            x = floating(x)
+            shifted = x - max_shift(x, where)[1]
+            if log:
+                return shifted - paddle.log(paddle.sum(exact_exp(shifted), where, keepdim=True))
+            exp = exact_exp(shifted)
+            return exp / paddle.sum(exp, where, keepdim=True)
+
+        return softmax
+
+    @widening_results
+    def flipper(self, axes: tuple[int, ...]) -> Executor:
+        return lambda x, arg: paddle.flip(x, axis=list(axes))
+
+    @widening_results
+    def roller(self, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Executor:
+        return lambda x, arg: paddle.roll(x, shifts=list(shifts), axis=list(axes))
+
+    @widening_results
+    def sorter(self, axis: int, descending: bool, indices: bool) -> Executor:
+        function = paddle.argsort if indices else paddle.sort
+
+        def sort(x: Any, arg: Any) -> Any:
+            # paddle has no sort kernel for bools: sorted as 0 / 1, the values cast back
+            keys = x.astype(paddle.int32) if x.dtype == BOOL else x
+            out = function(keys, axis=axis, descending=descending, stable=True)
+            return out if indices or x.dtype != BOOL else out.astype(BOOL)
+
+        return sort
+
+    @widening_results
+    def cumsummer(self, axis: int) -> Executor:
+        # paddle has no cumsum kernel for bools; NumPy counts them in int64
+        def cumsum(x: Any, arg: Any) -> Any:
+            return paddle.cumsum(x.astype(paddle.int64) if x.dtype == BOOL else x, axis=axis)
+
+        return cumsum
+
+    def is_integer(self, dtype: Any) -> bool:
+        return dtype in INTEGERS
+
+    def dtype_kind(self, dtype: Any) -> str:
+        if dtype in INTEGERS:
+            return "i"
+        return (
+            "b" if dtype == BOOL else "f" if dtype in FLOATS else "c" if dtype in COMPLEX else "O"
+        )
+
+    def floating(self, x: Any) -> Any:
+        return floating(x)
+
+    @widening
+    def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
+        # detached: the result does not depend on the shift, so no gradient need flow there
+        top = max_shift(x, [axis])[1]
+        return exact_exp(x - top), top
+
+    @widening
+    def log(self, x: Any) -> Any:
+        return paddle.log(x)
+
+    @widening
+    def logaddexp(self, a: Any, b: Any) -> Any:
+        return with_promotion(logaddexp)(a, b)
+
+    @widening
+    def maximum(self, a: Any, b: Any) -> Any:
+        return with_promotion(paddle.maximum)(a, b)
+
+    @widening
+    def minimum(self, a: Any, b: Any) -> Any:
+        return with_promotion(paddle.minimum)(a, b)
+
+    @widening
+    def where(self, condition: Any, a: Any, b: Any) -> Any:
+        return with_promotion(broadcast_where, first=1)(condition, a, b)
+
+    @widening_results
+    def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
+        if numbers and name in OPERATORS:  # paddle's operators take a number on either side
+            return OPERATORS[name]
+        first = 1 if name == "where" else 0  # the condition takes no part in the promotion
+        promoted = with_promotion(ELEMENTWISE[name], first)
+        if not numbers:
+            return promoted
+
+        def with_numbers(*operands: Any) -> Any:
+            like = next((x for x in operands[first:] if isinstance(x, TENSORS)), operands[0])
+            return promoted(
+                *(x if isinstance(x, TENSORS) else self.scalar(x, like) for x in operands)
+            )
+
+        return with_numbers
+
+    @widening
+    def take(self, x: Any, index: Any) -> Any:
+        return paddle.take(x, index)  # x read as flattened, the result shaped as index
+
+    def arange(self, n: int, like: Any) -> Any:
+        return paddle.arange(n, dtype=paddle.int64, device=place_of(like))
+
+    def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
+        return paddle.full(list(shape), value, dtype=like.dtype, device=place_of(like))
+
+    @widening_results
+    def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
+        positions, channels = index_positions(spec), spec.channels
+        if spec.batch is None:
+
+            def take(x: Any, index: Any) -> Any:
+                where = positions(index)
+                out = paddle.gather(x, paddle.reshape(where, [-1]), axis=0)
+                return paddle.reshape(out, [*where.shape, *x.shape[1:]])
+
+            return take
+
+        def gather(x: Any, index: Any) -> Any:
+            where = positions(index)
+            if channels is not None:
+                where = paddle.expand(paddle.unsqueeze(where, 2), [*where.shape, channels])
+            return paddle.take_along_axis(x, where, axis=1, broadcast=False)
+
+        return gather
+
+    @widening_results
+    def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
+        positions, channels = index_positions(spec), spec.channels
+        if spec.batch is None:
+
+            def scatter(x: Any, index: Any, values: Any) -> Any:
+                where = paddle.reshape(positions(index), [-1])
+                rows = paddle.reshape(values, [-1, *x.shape[1:]])
+                if accumulate:
+                    return paddle.index_add(x, where, 0, rows)
+                return paddle.scatter(x, where, rows, overwrite=True)
+
+            return scatter
+        reduce = "add" if accumulate else "assign"
+
+        def put(x: Any, index: Any, values: Any) -> Any:
+            where = positions(index)
+            if channels is not None:
+                where = paddle.expand(paddle.unsqueeze(where, 2), [*where.shape, channels])
+            return paddle.put_along_axis(x, where, values, 1, reduce=reduce, broadcast=False)
+
+        return put
+
+    def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
+        return paddle.expand(x, list(shape))
+
+    def stack(self, xs: Sequence[Any]) -> Any:
+        return paddle.stack(list(xs), axis=0)
+
+    def concat(self, xs: Sequence[Any], axis: int) -> Any:
+        return paddle.concat(list(xs), axis=axis)
+
+    def split(self, x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
+        # basic slicing gives views, and takes pieces of length 0 (paddle.split does not)
+        return split_by_slicing(x, sizes, axis)
+
+    @widening
+    def matmul(self, a: Any, b: Any) -> Any:
+        return paddle.matmul(a, b)
+
+    @widening
+    def multiply(self, a: Any, b: Any) -> Any:
+        return paddle.multiply(a, b)
+
+    @widening
+    def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
+        return paddle.diagonal(x, 0, axis1, axis2)  # moved last, as NumPy's
+
+    def astype(self, x: Any, dtype: Any, casting: str = "unsafe") -> Any:
+        return x if x.dtype == dtype else x.astype(dtype)  # paddle has no casting rule
+
+    def ordered(self, x: Any, order: str) -> Any:
+        if order == "C":
+            return x.contiguous() if isinstance(x, paddle.Tensor) else x
+        raise BackendError(
+            f"order={order!r}: paddle tensors are laid out in C order",
+            hint="leave order out; only NumPy arrays take order='F'",
+        )
+
+    def write(self, out: Any, x: Any, casting: str) -> Any:
+        if not isinstance(out, paddle.Tensor):
+            raise BackendError(f"out must be a paddle tensor here, got {type(out).__name__}")
+        if tuple(out.shape) != tuple(x.shape):
+            raise ShapeError(
+                f"out has shape {tuple(out.shape)} but the result has shape {tuple(x.shape)}"
+            )
+        paddle.assign(self.astype(x, out.dtype), out)
+        return out
+
+    def result_type(self, xs: Sequence[Any]) -> Any:
+        dtype = xs[0].dtype
+        for x in xs[1:]:
+            dtype = promote(dtype, x.dtype)
+        return dtype
+
+    def constant(self, value: complex, like: Any) -> Any:
+        return paddle.full([], value, dtype=like.dtype, device=place_of(like))
+
+    def scalar(self, value: complex, like: Any) -> Any:
+        # paddle's rule for `like * value`: the tensor's dtype where the number's kind fits
+        # (a float stays float16 with a float16 tensor), else the kind's default dtype
+        kind = 0 if isinstance(value, bool) else 1 if isinstance(value, int) else 2
+        kind += isinstance(value, complex)
+        dtype = like.dtype
+        if kind > kind_rank(dtype):
+            default = paddle.get_default_dtype()
+            complex_default = "complex128" if default == "float64" else "complex64"
+            dtype = (paddle.int64, default, complex_default)[kind - 1]
+        return paddle.full([], value, dtype=dtype, device=place_of(like))
+
+    def to_numpy(self, x: Any) -> Any:
+        if not isinstance(x, paddle.Tensor):
+            raise BackendError(
+                f"a value of a static paddle program (shape {tuple(x.shape)}) has no values "
+                "to convert to numpy",
+                hint="convert the tensors the to_static function returns, outside of it",
+            )
+        x = x.detach()  # DLPack refuses tensors that require gradients
+        if x.dtype in WIDENED:
+            x = x.astype(paddle.float32)
+        if not x.place.is_cpu_place():
+            x = x.cpu()
+        try:
+            return np.from_dlpack(x)  # zero-copy
+        except (BufferError, TypeError, RuntimeError, ValueError):
+            return x.numpy()
+
+    def from_numpy(self, a: np.ndarray[Any, Any], device: Any) -> Any:
+        """A paddle tensor with the values of `a`: zero-copy through DLPack on the CPU.
+
+        `device` is None (the CPU), a place or a string (``"cpu"``, ``"gpu:0"``). A
+        read-only, unaligned or negatively strided array is copied first: paddle's tensor
+        would be writable.
+
+        Examples:
+            >>> import numpy as np
+            >>> ADAPTER.from_numpy(np.arange(3.0), None).shape
+            paddle.Size([3])
+        """
+        a = np.asarray(a)
+        dtype = FROM_NUMPY.get(a.dtype.newbyteorder("="))
+        if dtype is None:
+            raise BackendError(
+                f"cannot convert a numpy array of dtype {a.dtype} to paddle: paddle has no "
+                "such dtype",
+                hint="paddle holds bool, uint8, int8-int64, float16-float64, complex64 and "
+                "complex128; cast first, e.g. a.astype(np.int32)",
+            )
+        if not a.dtype.isnative:
+            a = a.astype(a.dtype.newbyteorder("="))
+        elif (
+            not a.flags.writeable
+            or not a.flags.aligned
+            or any(stride < 0 or stride % a.itemsize for stride in a.strides)
+        ):
+            a = a.copy(order="C")
+        on_host = device is None or str(device).lower() in ("cpu", "place(cpu)")
+        try:
+            if on_host:
+                return paddle.from_dlpack(a)
+            return paddle.to_tensor(a, place=device)
+        except (BufferError, TypeError, RuntimeError, ValueError) as error:
+            raise BackendError(
+                f"cannot make a paddle tensor on {device!r}: {first_line(error)}"
+            ) from None
+
+    def sizes(self, x: Any) -> tuple[Any, ...]:
+        shape = tuple(x.shape)
+        if any(not isinstance(n, int) or n < 0 for n in shape):
+            # to_static with an InputSpec of unknown lengths (None): the plans need them
+            raise BackendError(
+                f"a paddle static value of shape {list(shape)} has axes of unknown length: "
+                "tensorops plans from concrete lengths",
+                hint="give paddle.jit.to_static an InputSpec with every length, or none",
+            )
+        return shape
+
+    def traced(self, shapes: Any) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "PaddleBackend()"
+
+
+ADAPTER = PaddleBackend()
+
+
+ADAPTER = PaddleBackend()

@@ -1,0 +1,422 @@
+"""The TensorFlow adapter: TensorFlow ops on eager tensors, variables and graph tensors.
+
+Every method is made of TensorFlow ops only: no ``.numpy()``, no Python branching on
+values. The same calls therefore run eagerly, trace inside ``tf.function``, compile
+under XLA (``jit_compile=True``) and are differentiated by ``tf.GradientTape``. Only
+`TensorflowBackend.to_numpy` reads values, because it is asked to, and the index
+range check of get_at / set_at / add_at, which runs on eager tensors alone.
+
+Unknown dimensions (``tf.TensorSpec([None, 4])`` inside ``tf.function``) are read by
+`TensorflowBackend.sizes` as ``tf.shape(x)[i]``, a scalar tensor: plans made from such
+sizes are not cached, and the axis resolver skips the checks it cannot make while
+tracing (TensorFlow's reshape checks them when the graph runs).
+
+TensorFlow raises its own ``tf.errors.OpError`` (not a ValueError) for a step it
+refuses eagerly, and places an op on its preferred device rather than its input's:
+every method here turns such an error into a `BackendError` and, where the machine
+has several devices, runs on the input's device (`_step`).
+
+This module imports TensorFlow; ``tensorops._backends`` imports it only once a
+tensor has been seen (TensorFlow is then already in ``sys.modules``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+import tensorflow as tf
+
+from tensorops._backends import _tensorflow_kernels as kernels
+from tensorops._errors import BackendError, ShapeError, TensorOpsError
+from tensorops._types import Executor, IndexSpec
+
+__all__ = ["ADAPTER", "TensorflowBackend", "adapter_for"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: Whether TensorFlow sees more than one device: ops are then placed on their input's.
+_DEVICES = len(tf.config.list_logical_devices()) > 1
+_NOWHERE = contextlib.nullcontext()
+
+
+def _placed(x: Any) -> Any:
+    """A context that runs ops on ``x``'s device (nothing to do on a one-device machine)."""
+    device = x.device if _DEVICES else None
+    return tf.device(device) if device else _NOWHERE
+
+
+def _refused(error: Exception) -> BackendError:
+    message = getattr(error, "message", str(error)).strip().splitlines()[0]
+    return BackendError(f"tensorflow refused a step: {type(error).__name__}: {message}")
+
+
+def _step(method: _F) -> _F:
+    """A method run on its first tensor's device, TensorFlow's own errors made BackendErrors."""
+
+    @functools.wraps(method)
+    def step(self: Any, x: Any, *args: Any) -> Any:
+        first = x[0] if isinstance(x, (list, tuple)) else x
+        try:
+            with _placed(first):
+                return method(self, x, *args)
+        except tf.errors.OpError as error:
+            raise _refused(error) from None
+
+    return step  # type: ignore[return-value]
+
+
+def _executor(function: Callable[..., Any]) -> Executor:
+    """An executor ``run(x, arg)`` calling ``function(x)`` the way `_step` runs methods."""
+
+    def run(x: Any, arg: Any) -> Any:
+        try:
+            with _placed(x):
+                return function(x)
+        except tf.errors.OpError as error:
+            raise _refused(error) from None
+
+    return run
+
+
+#: The element-wise functions by name (tops.add, ...): NumPy's meaning, TensorFlow's ops.
+_ELEMENTWISE: dict[str, Callable[..., Any]] = {
+    "add": tf.add,
+    "subtract": tf.subtract,
+    "multiply": kernels.multiply,
+    "divide": tf.math.truediv,  # true division, as NumPy's divide: int / int is float64
+    "maximum": lambda a, b: tf.logical_or(a, b) if a.dtype == tf.bool else tf.maximum(a, b),
+    "minimum": lambda a, b: tf.logical_and(a, b) if a.dtype == tf.bool else tf.minimum(a, b),
+    "logaddexp": kernels.logaddexp,
+    "where": tf.where,
+}
+
+
+class TensorflowBackend:
+    """Primitives for ``tf.Tensor`` (eager and graph tensors) and ``tf.Variable``."""
+
+    __slots__ = ()
+    name: str = "tensorflow"
+
+    @_step
+    def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
+        return tf.reshape(x, shape)
+
+    @_step
+    def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
+        return tf.transpose(x, axes) if axes else tf.convert_to_tensor(x)
+
+    def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
+        return self.reducer(reduction, axes)(x, None)
+
+    def permuter(self, axes: tuple[int, ...]) -> Executor:
+        return _executor(lambda x: tf.transpose(x, axes))
+
+    def reshaper(self, shape: tuple[int, ...]) -> Executor:
+        return _executor(lambda x: tf.reshape(x, shape))
+
+    def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
+        function = kernels.REDUCERS[reduction]
+        empty = reduction in kernels.WITHOUT_IDENTITY
+
+        def reduce(x: Any) -> Any:
+            if not axes:
+                return tf.convert_to_tensor(x)
+            if empty and any(x.shape[i] == 0 for i in axes):
+                # TensorFlow answers -inf (or a garbage index); NumPy refuses
+                raise BackendError(
+                    f"cannot take the {reduction} over axes {axes} of a tensorflow tensor with "
+                    f"shape {tuple(x.shape)}: zero-size reduction, which has no identity"
+                )
+            try:
+                return function(x, axes)
+            except TensorOpsError:
+                raise
+            except (tf.errors.OpError, TypeError, ValueError) as error:
+                raise kernels.refused(reduction, x, error) from None
+
+        return _executor(reduce)
+
+    def einsummer(self, equation: str) -> Callable[..., Any] | None:
+        # one op in place of the program's transpose, reshape, matmul and reshape: on tiny
+        # operands TensorFlow's per-op cost dominates (benchmarks/einsum.py)
+        einsum = kernels.einsum(equation)
+
+        def run(*operands: Any) -> Any:
+            try:
+                with _placed(operands[0]):
+                    return einsum(*operands)
+            except tf.errors.OpError as error:
+                raise _refused(error) from None
+
+        return run
+
+    def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
+        def softmax(x: Any) -> Any:
+            x = self.floating(x)
+            if len(axes) == 1:
+                return (tf.nn.log_softmax if log else tf.nn.softmax)(x, axes[0])
+            shifted = x - tf.reduce_logsumexp(x, axes, keepdims=True)
+            return shifted if log else tf.exp(shifted)
+
+        return _executor(softmax)
+
+    def flipper(self, axes: tuple[int, ...]) -> Executor:
+        return _executor(lambda x: tf.reverse(x, axes))
+
+    def roller(self, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Executor:
+        return _executor(lambda x: tf.roll(x, shifts, axes))
+
+    def sorter(self, axis: int, descending: bool, indices: bool) -> Executor:
+        direction = "DESCENDING" if descending else "ASCENDING"
+
+        def sort(x: Any) -> Any:
+            values = tf.cast(x, tf.int8) if x.dtype == tf.bool else x  # no bool kernel
+            if indices:
+                return tf.argsort(values, axis, direction, stable=True)
+            if values is x:
+                return tf.sort(x, axis, direction)
+            return tf.cast(tf.sort(values, axis, direction), tf.bool)
+
+        return _executor(sort)
+
+    def cumsummer(self, axis: int) -> Executor:
+        def cumsum(x: Any) -> Any:
+            return tf.cumsum(tf.cast(x, tf.int64) if x.dtype == tf.bool else x, axis)
+
+        return _executor(cumsum)
+
+    def is_integer(self, dtype: Any) -> bool:
+        return bool(tf.as_dtype(dtype).is_integer)
+
+    def dtype_kind(self, dtype: Any) -> str:
+        dtype = tf.as_dtype(dtype)
+        if dtype == tf.bool:
+            return "b"
+        if dtype.is_integer:
+            return "i"
+        return "f" if dtype.is_floating else "c" if dtype.is_complex else "O"
+
+    def floating(self, x: Any) -> Any:
+        if x.dtype.is_floating or x.dtype.is_complex:
+            return x
+        # NumPy's rule for exp of integers: float16 for 8 bits and bool, float32 for 16, ...
+        return tf.cast(x, tf.as_dtype(np.result_type(x.dtype.as_numpy_dtype, np.float16)))
+
+    @_step
+    def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
+        # no gradient through the shift: the result does not depend on it
+        top = tf.stop_gradient(tf.reduce_max(x, axis, keepdims=True))
+        top = tf.where(tf.math.is_finite(top), top, tf.zeros_like(top))
+        return tf.exp(x - top), top
+
+    @_step
+    def log(self, x: Any) -> Any:
+        return tf.math.log(x)
+
+    @_step
+    def logaddexp(self, a: Any, b: Any) -> Any:
+        return kernels.logaddexp(*kernels.promoted((a, b)))
+
+    @_step
+    def maximum(self, a: Any, b: Any) -> Any:
+        return _ELEMENTWISE["maximum"](*kernels.promoted((a, b)))
+
+    @_step
+    def minimum(self, a: Any, b: Any) -> Any:
+        return _ELEMENTWISE["minimum"](*kernels.promoted((a, b)))
+
+    @_step
+    def where(self, condition: Any, a: Any, b: Any) -> Any:
+        return tf.where(condition, *kernels.promoted((a, b)))
+
+    def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
+        function = _ELEMENTWISE[name]
+        first = 1 if name == "where" else 0  # the condition is not promoted
+
+        def elementwise(*operands: Any) -> Any:
+            tensors = [x for i, x in enumerate(operands) if i not in numbers]
+            # numbers take the dtype of a tensor they meet (where's condition does not count)
+            like = next(
+                (x for i, x in enumerate(operands) if i >= first and i not in numbers), None
+            )
+            try:
+                with _placed(tensors[0]):
+                    values = [
+                        kernels.number(x, like) if i in numbers else x
+                        for i, x in enumerate(operands[first:], first)
+                    ]
+                    return function(*operands[:first], *kernels.promoted(values))
+            except tf.errors.OpError as error:
+                raise _refused(error) from None
+
+        return elementwise
+
+    @_step
+    def take(self, x: Any, index: Any) -> Any:
+        return tf.gather(tf.reshape(x, (-1,)), index)  # x read flattened, shaped as index
+
+    def arange(self, n: int, like: Any) -> Any:
+        with _placed(like):
+            return tf.range(n, dtype=tf.int64)
+
+    def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
+        with _placed(like):
+            return tf.fill(shape, kernels.cast_number(value, like.dtype))
+
+    def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
+        gather = _step(lambda _, x, index: kernels.gather(x, index, spec))
+        return functools.partial(gather, self)
+
+    def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
+        def scatter(_: Any, x: Any, index: Any, values: Any) -> Any:
+            return kernels.scatter(x, index, values, spec, accumulate)
+
+        return functools.partial(_step(scatter), self)
+
+    @_step
+    def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
+        return tf.broadcast_to(x, shape)  # TensorFlow has no stride-0 views: a copy
+
+    @_step
+    def stack(self, xs: Sequence[Any]) -> Any:
+        return tf.stack(list(xs))
+
+    @_step
+    def concat(self, xs: Sequence[Any], axis: int) -> Any:
+        return tf.concat(list(xs), axis)
+
+    @_step
+    def split(self, x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
+        # `num`: sizes that hold a tensor (unknown dims) are packed into one, of known length
+        return list(tf.split(x, list(sizes), axis, num=len(sizes)))
+
+    @_step
+    def matmul(self, a: Any, b: Any) -> Any:
+        return kernels.matmul(*kernels.promoted((a, b)))
+
+    @_step
+    def multiply(self, a: Any, b: Any) -> Any:
+        return kernels.multiply(*kernels.promoted((a, b)))
+
+    @_step
+    def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
+        ndim = x.shape.rank
+        axis1 %= ndim
+        axis2 %= ndim
+        order = (*(i for i in range(ndim) if i not in (axis1, axis2)), axis1, axis2)
+        if order != tuple(range(ndim)):
+            x = tf.transpose(x, order)
+        return tf.linalg.diag_part(x)
+
+    @_step
+    def astype(self, x: Any, dtype: Any, casting: str = "unsafe") -> Any:
+        return tf.cast(x, tf.as_dtype(dtype))  # TensorFlow has no casting rule: it converts
+
+    def ordered(self, x: Any, order: str) -> Any:
+        if order == "C":
+            return x  # TensorFlow's tensors are laid out in C order
+        raise BackendError(
+            f"order={order!r}: tensorflow tensors are laid out in C order",
+            hint="leave order out; only NumPy arrays take order='F'",
+        )
+
+    def write(self, out: Any, x: Any, casting: str) -> Any:
+        if not isinstance(out, tf.Variable):
+            raise BackendError(
+                f"out must be a tf.Variable here, got {type(out).__name__}: "
+                "tensorflow tensors cannot be written into",
+                hint="leave out= out and use the returned tensor",
+            )
+        if tuple(out.shape) != tuple(x.shape):
+            raise ShapeError(
+                f"out has shape {tuple(out.shape)} but the result has shape {tuple(x.shape)}"
+            )
+        out.assign(tf.cast(x, out.dtype))
+        return out
+
+    def result_type(self, xs: Sequence[Any]) -> Any:
+        # NumPy's promotion: TensorFlow itself refuses operands of two dtypes
+        return tf.as_dtype(np.result_type(*(x.dtype.as_numpy_dtype for x in xs)))
+
+    @_step
+    def constant(self, value: complex, like: Any) -> Any:
+        return kernels.cast_number(value, like.dtype)
+
+    @_step
+    def scalar(self, value: complex, like: Any) -> Any:
+        return kernels.number(value, like)
+
+    def to_numpy(self, x: Any) -> Any:
+        if not tf.executing_eagerly() or not hasattr(x, "numpy"):
+            raise BackendError(
+                f"a symbolic tensorflow tensor (shape {tuple(x.shape)}) has no values to "
+                "convert to numpy: it is traced inside tf.function",
+                hint="call tops.asnumpy on the tensors the function returns",
+            )
+        try:
+            # zero-copy for host memory; read-only, since a TensorFlow tensor is immutable
+            found = np.from_dlpack(x.value() if isinstance(x, tf.Variable) else x)
+        except Exception:  # not in host memory, or a dtype DLPack lacks (bfloat16): a copy
+            return x.numpy()
+        found.flags.writeable = False
+        return found
+
+    def from_numpy(self, a: np.ndarray[Any, Any], device: Any) -> Any:
+        """A tensor of this framework with ``a``'s values, zero-copy through DLPack where possible.
+
+        ``device`` is a TensorFlow device name (``"/GPU:0"``), or None for the default.
+
+        Examples:
+            >>> import numpy as np, tensorflow as tf
+            >>> TensorflowBackend().from_numpy(np.arange(3), None).numpy()
+            array([0, 1, 2])
+        """
+        with tf.device(device) if device else _NOWHERE:
+            try:
+                found = tf.experimental.dlpack.from_dlpack(a.__dlpack__())
+            except Exception:  # read-only, unaligned or not native-endian: a copy
+                return tf.constant(a)
+            if device:
+                found = tf.identity(found)  # from the host to that device
+            return found
+
+    def sizes(self, x: Any) -> tuple[Any, ...]:
+        if x.shape.rank is None:
+            raise BackendError(
+                "a tensorflow tensor of unknown rank cannot be matched against a pattern",
+                hint="give tf.function an input_signature with the rank, e.g. "
+                "tf.TensorSpec([None, None, 3])",
+            )
+        return kernels.dynamic_shape(x)
+
+    def traced(self, shapes: Any) -> bool:
+        # the fast path hands over `x.shape`, a TensorShape: planned from `sizes` instead
+        # (a TensorShape of known dims equals its tuple, so a cached plan is still a hit)
+        if isinstance(shapes, tf.TensorShape):
+            return True
+        return any(isinstance(shape, tf.TensorShape) for shape in shapes)
+
+    def __repr__(self) -> str:
+        return "TensorflowBackend()"
+
+
+#: The one adapter (`tensorops._backends.backend_for_framework` reads it).
+ADAPTER = TensorflowBackend()
+_TYPES = (tf.Tensor, tf.Variable)
+
+
+def adapter_for(x: Any) -> TensorflowBackend | None:
+    """The adapter for a TensorFlow tensor or variable; None for anything else.
+
+    Examples:
+        >>> import tensorflow as tf
+        >>> adapter_for(tf.zeros((2, 3)))
+        TensorflowBackend()
+        >>> adapter_for([1, 2]) is None
+        True
+    """
+    return ADAPTER if isinstance(x, _TYPES) else None
