@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from tests._seed import tolerance
 
 #: The variable naming the one framework a test process runs on.
 ENV = "TENSOROPS_TEST_FRAMEWORK"
@@ -36,13 +38,48 @@ class Family:
     * ``asarray(a)``: an array of that family with the values, shape and dtype of the
       NumPy array ``a`` (a fresh copy),
     * ``to_numpy(x)``: the values of an array of that family as a NumPy array,
-    * ``lacks``: the NumPy dtype names the family has no dtype for (tests skip or narrow them).
+    * ``lacks``: the NumPy dtype names the family has no dtype for (tests skip or narrow them),
+    * ``result_class``: the class every op result is an instance of, where it is not exactly
+      the type of ``asarray``'s arrays (PyTensor: constants in, graph variables out),
+    * ``exp_dtypes``: NumPy dtype names whose exponentials (exp, and softmax, logsumexp,
+      logaddexp through it) the family computes at a coarser precision, and that precision
+      (MLX: float64 in float32); see `exp_precision`.
     """
 
     name: str
     asarray: Callable[[np.ndarray], Any]
     to_numpy: Callable[[Any], np.ndarray]
     lacks: frozenset[str] = field(default_factory=frozenset)
+    result_class: type | None = None
+    exp_dtypes: Mapping[str, str] = field(default_factory=dict)
+
+    def exp_precision(self, dtype: Any) -> np.dtype[Any]:
+        """The dtype whose rounding the family's exponentials of `dtype` arrays have.
+
+        Example::
+
+            tolerance(backend.exp_precision(got.dtype), terms=4)
+        """
+        name = np.dtype(dtype).name
+        computed: np.dtype[Any] = np.dtype(self.exp_dtypes.get(name, name))
+        return computed
+
+    def exp_rtol(self, rtol: float, dtype: Any = np.float64) -> float:
+        """`rtol` for results through exponentials, widened to the family's rounding of them.
+
+        Where the family computes them coarser than `dtype`, the rounding tolerance of the
+        precision it computes in (`tests._seed.tolerance`) when that is the larger.
+        """
+        computed = self.exp_precision(dtype)
+        if computed == np.dtype(dtype):
+            return rtol
+        return max(rtol, tolerance(computed)["rtol"])
+
+    def is_own(self, result: Any, like: Any) -> bool:
+        """Whether `result` is an array of this family as `like` (an input) is."""
+        if self.result_class is not None:
+            return isinstance(result, self.result_class)
+        return type(result) is type(like)
 
 
 @dataclass(frozen=True)
@@ -55,7 +92,9 @@ class Framework:
       (the ``backend`` fixture runs `SUITE` on it), or None for a layer family alone,
     * ``tests``: its own test files, under ``tests/frameworks/``,
     * ``einops``: its name in einops' test suite (``EINOPS_TEST_BACKENDS``), or None,
-    * ``environment``: variables the process needs (``KERAS_BACKEND``).
+    * ``environment``: variables the process needs (``KERAS_BACKEND``),
+    * ``modules``: tensorops' modules that import the framework; their docstring examples
+      run in one of its own tests, not in ``tests/test_doctests.py``.
     """
 
     module: str
@@ -64,11 +103,17 @@ class Framework:
     tests: tuple[str, ...] = ()
     einops: str | None = None
     environment: dict[str, str] = field(default_factory=dict)
+    modules: tuple[str, ...] = ()
 
 
 def _keras(backend: str) -> Framework:
     return Framework(
-        "keras", "keras", None, ("test_keras.py",), environment={"KERAS_BACKEND": backend}
+        "keras",
+        "keras",
+        None,
+        ("test_keras.py",),
+        environment={"KERAS_BACKEND": backend},
+        modules=("tensorops.layers.keras",),
     )
 
 
@@ -79,6 +124,11 @@ FRAMEWORKS: dict[str, Framework] = {
         "tests.frameworks._tensorflow:family",
         ("test_tensorflow.py",),
         einops="tensorflow",
+        modules=(
+            "tensorops._backends._tensorflow",
+            "tensorops._backends._tensorflow_kernels",
+            "tensorops._backends._tensorflow_autograph",
+        ),
     ),
     "paddle": Framework(
         "paddle",
@@ -86,6 +136,11 @@ FRAMEWORKS: dict[str, Framework] = {
         "tests.frameworks._paddle:family",
         ("test_paddle.py", "test_paddle_layers.py"),
         einops="paddle",
+        modules=(
+            "tensorops._backends._paddle",
+            "tensorops._backends._paddle_kernels",
+            "tensorops.layers.paddle",
+        ),
     ),
     "tinygrad": Framework(
         "tinygrad",
@@ -93,6 +148,7 @@ FRAMEWORKS: dict[str, Framework] = {
         "tests.frameworks._tinygrad:family",
         ("test_tinygrad.py",),
         einops="tinygrad",
+        modules=("tensorops._backends._tinygrad",),
     ),
     "pytensor": Framework(
         "pytensor",
@@ -100,12 +156,24 @@ FRAMEWORKS: dict[str, Framework] = {
         "tests.frameworks._pytensor:family",
         ("test_pytensor.py",),
         einops="pytensor",
+        modules=("tensorops._backends._pytensor",),
     ),
     "mlx": Framework("mlx.core", "mlx", "tests.frameworks._mlx:family", ("test_mlx.py",)),
     "flax": Framework(
-        "flax", "flax", None, ("test_flax_layers.py", "test_nnx_layers.py"), einops="jax"
+        "flax",
+        "flax",
+        None,
+        ("test_flax_layers.py", "test_nnx_layers.py"),
+        einops="jax",
+        modules=("tensorops.layers.flax", "tensorops.layers.nnx"),
     ),
-    "equinox": Framework("equinox", "equinox", None, ("test_equinox_layers.py",)),
+    "equinox": Framework(
+        "equinox",
+        "equinox",
+        None,
+        ("test_equinox_layers.py",),
+        modules=("tensorops.layers.equinox",),
+    ),
     "keras_jax": _keras("jax"),
     "keras_torch": _keras("torch"),
     "keras_tensorflow": _keras("tensorflow"),

@@ -51,7 +51,8 @@ def test_reduce_float(backend: Any, reduction: str, axes: tuple[int, ...]) -> No
     a = _data((2, 3, 4)) / 4 + np.arange(24).reshape(2, 3, 4) / 100  # no ties for argmax
     result = get_backend(backend.asarray(a)).reduce(backend.asarray(a), reduction, axes)
     expected = _reference(a, reduction, axes)
-    np.testing.assert_allclose(backend.to_numpy(result), expected, rtol=1e-12)
+    rtol = backend.exp_rtol(1e-12) if reduction == "logsumexp" else 1e-12
+    np.testing.assert_allclose(backend.to_numpy(result), expected, rtol=rtol)
     assert backend.to_numpy(result).dtype.kind == expected.dtype.kind
 
 
@@ -70,7 +71,8 @@ def test_reduce_int(backend: Any, reduction: str, axes: tuple[int, ...]) -> None
 def test_mean_of_integers_follows_the_framework(backend: Any) -> None:
     a = _data((2, 3), np.int64)
     x = backend.asarray(a)
-    if backend.name in ("torch", "array_api_strict"):
+    # paddle and tensorflow would truncate
+    if backend.name in ("torch", "array_api_strict", "paddle", "tensorflow"):
         with pytest.raises(TensorOpsError, match="mean") as info:
             get_backend(x).reduce(x, "mean", (1,))
         if backend.name == "torch":
@@ -302,7 +304,9 @@ def test_dask_stays_lazy() -> None:
 
 def test_get_backend_names(backend: Any) -> None:
     adapter = get_backend(backend.asarray(np.zeros(2)))
-    expected = backend.name if backend.name in ("numpy", "torch") else "array_api"
+    # the frameworks with an adapter of their own name it after themselves
+    own = ("numpy", "torch", *(module for module, _ in backends._FRAMEWORKS))
+    expected = backend.name if backend.name in own else "array_api"
     assert adapter.name == expected
 
 

@@ -60,6 +60,8 @@ def _require(name: str) -> _frameworks.Framework:
 def test_suite_on_framework(name: str) -> None:
     framework = _require(name)
     own = [f"tests/frameworks/{file}" for file in framework.tests]
+    if framework.modules:
+        own.append("tests/frameworks/test_docstrings.py")
     suite = list(_frameworks.SUITE) if framework.family else []
     _run(name, [*suite, *own], framework.environment)
 

@@ -54,7 +54,8 @@ def test_dtype_kinds_and_floating(backend: Any) -> None:
         adapter = get_backend(x)
         assert adapter.dtype_kind(x.dtype) == kind
         assert adapter.dtype_kind(adapter.floating(x).dtype) == "f"
-    if backend.name != "array_api_strict":  # no complex64 from NumPy's complex there
+    # no complex64 from NumPy's complex in array-api-strict; no complex at all in some
+    if backend.name != "array_api_strict" and "complex128" not in backend.lacks:
         x = backend.asarray(np.array([1j]))
         assert get_backend(x).dtype_kind(x.dtype) == "c"
 
@@ -144,10 +145,16 @@ def _tolerance(arrays: list[np.ndarray], dtype: Any, semiring: str) -> dict[str,
     return tolerance(dtype, terms=len(arrays) ** 2, scale=scale)
 
 
-def _close(got: Any, want: np.ndarray, arrays: list[np.ndarray], semiring: str) -> None:
+def _close(
+    got: Any, want: np.ndarray, arrays: list[np.ndarray], semiring: str, family: Any = None
+) -> None:
+    """`got` against `want`; `family` computed it, its exponentials perhaps coarser."""
     got = np.asarray(got)
     assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, **_tolerance(arrays, got.dtype, semiring))
+    dtype = got.dtype
+    if family is not None and semiring == "logsumexp":
+        dtype = family.exp_precision(dtype)
+    np.testing.assert_allclose(got, want, **_tolerance(arrays, dtype, semiring))
 
 
 def _operands(shapes: list[tuple[int, ...]], key: str, scale: float = 3.0) -> list[np.ndarray]:
@@ -176,7 +183,7 @@ def test_catalogue(
     arrays = _operands(list(shapes), equation)
     want = brute(equation, arrays, semiring)
     got = _run(equation, arrays, semiring, backend.asarray)
-    _close(backend.to_numpy(got), want, arrays, semiring)
+    _close(backend.to_numpy(got), want, arrays, semiring, backend)
 
 
 def _compare(
@@ -454,7 +461,8 @@ def test_minus_infinity_is_a_value(backend: Any, semiring: str) -> None:
         arrays = [backend.asarray(x) for x in (a, other)][: equation.count(",") + 1]
         got = backend.to_numpy(tops.einsum(equation, *arrays, semiring=semiring))
         assert not np.isnan(got).any()
-        np.testing.assert_allclose(got, want, rtol=1e-12)
+        rtol = backend.exp_rtol(1e-12) if semiring == "logsumexp" else 1e-12
+        np.testing.assert_allclose(got, want, rtol=rtol)
 
 
 def test_empty_axes(backend: Any) -> None:
@@ -813,7 +821,8 @@ def test_operands_are_left_untouched(backend: Any, semiring: str) -> None:
     argmax = semiring != "logsumexp"
     for limit in (None, 4):
         tops.einsum("ij,jk,kl->il", *given, semiring=semiring, memory_limit=limit, argmax=argmax)
-        tops.einsum("ij,jk,ji->k", given[0], given[1], given[0].T, semiring=semiring)
+        transposed = tops.rearrange(given[0], "i j -> j i")  # a view where the family has them
+        tops.einsum("ij,jk,ji->k", given[0], given[1], transposed, semiring=semiring)
     for x, a in zip(given, copies, strict=True):
         np.testing.assert_array_equal(backend.to_numpy(x), a)
 
