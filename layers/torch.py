@@ -36,15 +36,9 @@ from torch import nn
 import tensorops as tops
 
 # relative: this directory is installed as tensorops.layers
+from ._description import call_repr, describe, reduction_repr
 from ._einmix import EinMix
-from ._torch_common import (
-    PatternLayer,
-    Reduction,
-    call_repr,
-    check_when_built,
-    layer_pattern,
-    reduction_repr,
-)
+from ._torch_common import PatternLayer, Reduction, meta_probe
 
 __all__ = ["Check", "EinMix", "LogSoftmax", "Rearrange", "Reduce", "Repeat", "Softmax"]
 
@@ -76,6 +70,8 @@ class Rearrange(PatternLayer):
         >>> Rearrange("b ... c -> b c ...")(torch.zeros(2, 5, 6, 7, 3)).shape
         torch.Size([2, 3, 5, 6, 7])
     """
+
+    kind = "Rearrange"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Rearrange `x` by the layer's pattern."""
@@ -122,26 +118,20 @@ class Reduce(nn.Module):
         self, pattern: str | None = None, reduction: Reduction | None = None, /, **lengths: Any
     ) -> None:
         super().__init__()
-        pattern = layer_pattern(self, pattern, lengths)
-        if reduction is None:  # einops' keyword spelling, Reduce(pattern, reduction="max")
-            reduction = lengths.pop("reduction", None)
-        self.pattern = pattern
-        self.reduction = reduction
-        self.lengths = lengths
-        # A callable is not run on the probe: the plan does not depend on it.
-        probe_reduction: Reduction = "sum" if callable(reduction) else reduction
-
-        def run(x: torch.Tensor) -> torch.Tensor:
-            return tops.reduce(x, pattern, probe_reduction, **lengths)
-
-        check_when_built(self, run, pattern)
+        spec = describe(
+            "Reduce", (pattern, reduction), lengths, probe=meta_probe, name=type(self).__name__
+        )
+        self.pattern = spec.pattern
+        self.reduction = spec.reduction
+        self.lengths = dict(spec.lengths)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Reduce `x` by the layer's pattern and reduction."""
         return tops.reduce(x, self.pattern, self.reduction, **self.lengths)
 
     def __repr__(self) -> str:
-        return call_repr(self, [repr(self.pattern), reduction_repr(self.reduction)], self.lengths)
+        args = [repr(self.pattern), reduction_repr(self.reduction)]
+        return call_repr(type(self).__name__, args, self.lengths)
 
 
 class Repeat(PatternLayer):
@@ -168,6 +158,8 @@ class Repeat(PatternLayer):
         >>> layer(torch.zeros(2, 4, 4)).shape
         torch.Size([2, 4, 4, 3])
     """
+
+    kind = "Repeat"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Repeat `x` by the layer's pattern."""
@@ -197,6 +189,8 @@ class Softmax(PatternLayer):
         tensor([0.2500, 0.2500, 0.2500, 0.2500])
     """
 
+    kind = "Softmax"
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The softmax of `x` along the layer's bracketed axes."""
         return tops.softmax(x, self.pattern, **self.lengths)
@@ -215,6 +209,8 @@ class LogSoftmax(PatternLayer):
         >>> LogSoftmax("b [c]")(torch.zeros(1, 4)).exp()
         tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
     """
+
+    kind = "LogSoftmax"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The log-softmax of `x` along the layer's bracketed axes."""
@@ -243,6 +239,8 @@ class Check(PatternLayer):
         >>> layer(x) is x
         True
     """
+
+    kind = "Check"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """`x` itself, once its shape is checked against the layer's pattern."""
