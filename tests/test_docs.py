@@ -172,8 +172,10 @@ def _public_objects() -> list[tuple[str, object]]:
 def _layer_names() -> list[str]:
     """``layers.<family>.<name>`` of every layer family, read from the source (no import:
     the frameworks may be missing, and TensorFlow and Paddle cannot share a process)."""
+    spec = importlib.util.find_spec("tensorops.layers")  # the installed package's sources
+    assert spec is not None and spec.origin is not None
     names = []
-    for source in sorted((DOCS.parent / "layers").glob("[!_]*.py")):
+    for source in sorted(Path(spec.origin).parent.glob("[!_]*.py")):
         for node in ast.parse(source.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.Assign) and any(
                 isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets

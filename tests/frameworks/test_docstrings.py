@@ -22,5 +22,4 @@ def test_docstring_examples(name: str) -> None:
     module = importlib.import_module(name)
     flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
     result = doctest.testmod(module, optionflags=flags, verbose=False)
-    assert result.attempted > 0, f"{name} has no docstring examples"
     assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
