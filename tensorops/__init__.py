@@ -45,6 +45,7 @@ from tensorops._errors import PatternError as PatternError
 from tensorops._errors import ShapeError as ShapeError
 from tensorops._errors import TensorOpsError as TensorOpsError
 from tensorops._explain import explain as explain
+from tensorops._imports import ready as _ready
 from tensorops._indexing import add_at as add_at
 from tensorops._indexing import get_at as get_at
 from tensorops._indexing import set_at as set_at
@@ -127,3 +128,6 @@ __all__ = [
     "unpack",
     "where",
 ]
+
+# Last: hooks that need every public name (a framework imported before tensorops).
+_ready()

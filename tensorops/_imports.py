@@ -7,6 +7,9 @@ loaded. Python has no "module imported" event, so `when_imported` puts a finder 
 the front of ``sys.meta_path`` that waits for the module, lets the other finders
 find it, wraps its loader so the hook runs right after the module's code, and
 removes itself.
+
+A hook that needs tensorops' public names (a framework imported before tensorops runs
+its hook while tensorops is still being imported) waits for `when_ready` instead.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["when_imported"]
+__all__ = ["ready", "when_imported", "when_ready"]
 
 
 def when_imported(name: str, hook: Callable[[Any], None]) -> None:
@@ -68,3 +71,23 @@ class _WaitFor:
 
         loader.exec_module = exec_then_hook
         return spec
+
+
+#: Hooks waiting for ``import tensorops`` to finish; None once it has.
+_WAITING: list[Callable[[], None]] | None = []
+
+
+def when_ready(hook: Callable[[], None]) -> None:
+    """Run ``hook()`` once ``tensorops`` is fully imported: now if it is, else at its end."""
+    if _WAITING is None:
+        hook()
+    else:
+        _WAITING.append(hook)
+
+
+def ready() -> None:
+    """Called by ``tensorops/__init__.py`` last: run the hooks `when_ready` kept."""
+    global _WAITING
+    hooks, _WAITING = _WAITING or [], None
+    for hook in hooks:
+        hook()

@@ -14,6 +14,7 @@ imported (to keep tensorops out of to_static's source conversion, below).
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -50,6 +51,7 @@ from tensorops._backends._paddle_kernels import (
     with_promotion,
 )
 from tensorops._errors import FRAMEWORK_ERRORS, BackendError, ShapeError, dtype_name
+from tensorops._imports import when_ready
 from tensorops._types import Executor, IndexSpec
 
 __all__ = ["ADAPTER", "TENSOR_TYPES", "PaddleBackend", "adapter_for"]
@@ -61,6 +63,28 @@ TENSOR_TYPES = (paddle.Tensor, getattr(paddle.base.framework, "EagerParamBase", 
 # module is ignored; tensorops' functions are plain calls into paddle, but their code
 # (defaults, caches, error handling) does not survive the rewrite.
 paddle.jit.ignore_module([sys.modules["tensorops"]])
+
+
+def _called_as_they_are() -> None:
+    """Mark tensorops' public functions for ``to_static`` to call as they are.
+
+    ``ignore_module`` keeps them out of the AST mode's rewriting, not out of SOT (the
+    default mode), which simulates the bytecode of every function it calls into and
+    does not survive tensorops' (frozen dataclasses, exceptions with attributes).
+    ``paddle.jit.marker.unified`` (paddle >= 3.1) marks a function for both; before it,
+    SOT simulates them, and ``full_graph=True`` is the mode that works.
+    """
+    unified = getattr(getattr(paddle.jit, "marker", None), "unified", None)
+    if unified is None:
+        return
+    tensorops = sys.modules["tensorops"]
+    for name in tensorops.__all__:
+        function = getattr(tensorops, name)
+        if inspect.isfunction(function):
+            unified(function)
+
+
+when_ready(_called_as_they_are)  # paddle imported first: tensorops is still importing
 
 
 def adapter_for(x: Any) -> PaddleBackend | None:
