@@ -27,6 +27,13 @@ from tensorops._backends._paddle_kernels import promote
 
 RNG_SEED = 20240607
 
+# The first to_static that converts a call walks the members of every module ignored by
+# paddle.jit.ignore_module (tensorops among them), and through them of torch where it is
+# imported; inspecting torch.distributed's deprecated reduce_op warns (once a process).
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:`torch\.distributed\.reduce_op` is deprecated:FutureWarning"
+)
+
 
 def _rng() -> np.random.Generator:
     return np.random.default_rng(RNG_SEED)

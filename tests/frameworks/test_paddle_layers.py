@@ -29,6 +29,13 @@ from tensorops.layers.paddle import (  # noqa: E402
 import tensorops as tops  # noqa: E402
 from tests._seed import derived, rng, tolerance  # noqa: E402
 
+# The first to_static that converts a call walks the members of every module ignored by
+# paddle.jit.ignore_module (tensorops among them), and through them of torch where it is
+# imported; inspecting torch.distributed's deprecated reduce_op warns (once a process).
+pytestmark = pytest.mark.filterwarnings(
+    r"ignore:`torch\.distributed\.reduce_op` is deprecated:FutureWarning"
+)
+
 
 def amax_of(x, axes):  # a module-level callable reduction: layers using it pickle
     return paddle.amax(x, axis=list(axes))

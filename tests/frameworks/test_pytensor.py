@@ -82,7 +82,9 @@ def test_repeat_pack_unpack_and_parse_shape_with_unknown_dimensions() -> None:
     y = pt.tensor("y", shape=(None, None), dtype="float32")
     shape = tops.parse_shape(x, "b c")
     assert shape["c"] == 3
-    assert isinstance(shape["b"], SymbolicSize)
+    # an unknown length is answered as PyTensor's own scalar, usable in graphs and as a length
+    assert isinstance(shape["b"], pt.TensorVariable)
+    assert shape["b"].ndim == 0
     repeated = tops.repeat(x, "b c -> b c r", r=2)
     grown = tops.repeat(y, "b t -> b t n", n=shape["b"])  # a symbolic length as a keyword
     packed, shapes = tops.pack([x, y], "b *")
