@@ -92,6 +92,8 @@ class Framework:
       (the ``backend`` fixture runs `SUITE` on it), or None for a layer family alone,
     * ``tests``: its own test files, under ``tests/frameworks/``,
     * ``einops``: its name in einops' test suite (``EINOPS_TEST_BACKENDS``), or None,
+    * ``opt_einsum``: ``-k`` selecting opt_einsum's own tests of it as a ``backend=``
+      (``opt_einsum.tests.test_backends``), or None,
     * ``environment``: variables the process needs (``KERAS_BACKEND``),
     * ``modules``: tensorops' modules that import the framework; their docstring examples
       run in one of its own tests, not in ``tests/test_doctests.py``.
@@ -102,6 +104,7 @@ class Framework:
     family: str | None
     tests: tuple[str, ...] = ()
     einops: str | None = None
+    opt_einsum: str | None = None
     environment: dict[str, str] = field(default_factory=dict)
     modules: tuple[str, ...] = ()
 
@@ -124,6 +127,7 @@ FRAMEWORKS: dict[str, Framework] = {
         "tests.frameworks._tensorflow:family",
         ("test_tensorflow.py",),
         einops="tensorflow",
+        opt_einsum="test_tensorflow",
         modules=(
             "tensorops._backends._tensorflow",
             "tensorops._backends._tensorflow_kernels",

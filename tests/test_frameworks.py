@@ -2,7 +2,8 @@
 
 Each framework gets a pytest process of its own (TensorFlow and Paddle cannot share one:
 the interpreter crashes), running ``SUITE`` with ``TENSOROPS_TEST_FRAMEWORK`` set, and,
-for the frameworks einops supports, einops' own suite on that framework. A framework that
+for the frameworks einops supports, einops' own suite on that framework (and opt_einsum's
+tests of TensorFlow as a backend in TensorFlow's process). A framework that
 is not installed is skipped with the extra that installs it.
 """
 
@@ -76,4 +77,18 @@ def test_einops_suite_on_framework(name: str) -> None:
         name,
         ["tests/compat/test_einops.py"],
         {**framework.environment, "EINOPS_TEST_BACKENDS": framework.einops},
+    )
+
+
+@pytest.mark.parametrize(
+    "name", sorted(name for name, f in _frameworks.FRAMEWORKS.items() if f.opt_einsum)
+)
+def test_opt_einsum_backend_tests_on_framework(name: str) -> None:
+    """opt_einsum's tests of ``backend=<framework>``, against tensorops' expressions."""
+    framework = _require(name)
+    assert framework.opt_einsum is not None
+    _run(
+        name,
+        ["tests/compat/test_opt_einsum.py", "-k", framework.opt_einsum],
+        framework.environment,
     )

@@ -41,6 +41,9 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 #: Whether TensorFlow sees more than one device: ops are then placed on their input's.
 _DEVICES = len(tf.config.list_logical_devices()) > 1
 _NOWHERE = contextlib.nullcontext()
+#: The alignment (bytes) of the buffers TensorFlow adopts through DLPack: its kernels' widest
+#: (Eigen's EIGEN_MAX_ALIGN_BYTES in the builds on PyPI).
+_ALIGNMENT = 64
 
 
 def _placed(x: Any) -> Any:
@@ -376,9 +379,13 @@ class TensorflowBackend:
             array([0, 1, 2])
         """
         with tf.device(device) if device else _NOWHERE:
+            if a.ctypes.data % _ALIGNMENT:
+                # TensorFlow aborts the process (a failed check, not an exception) on a
+                # buffer its kernels cannot read aligned; NumPy aligns to 16 bytes only
+                return tf.constant(a)
             try:
                 found = tf.experimental.dlpack.from_dlpack(a.__dlpack__())
-            except Exception:  # read-only, unaligned or not native-endian: a copy
+            except Exception:  # read-only or not native-endian: a copy
                 return tf.constant(a)
             if device:
                 found = tf.identity(found)  # from the host to that device

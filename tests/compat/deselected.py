@@ -99,6 +99,7 @@ DESELECTED: dict[str, str] = {
             "test_chain_2_growth",
         )
     },
+    "opt_einsum.tests.test_backends::test_tensorflow_with_sharing": _SHARING,
     "opt_einsum.tests.test_paths::test_parallel_random_greedy": (
         "opt_einsum's RandomGreedy only; forks workers while JAX threads run (deadlock warning)"
     ),

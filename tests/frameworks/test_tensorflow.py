@@ -372,6 +372,20 @@ def test_inputs_are_left_unchanged_and_variables_work() -> None:
     np.testing.assert_allclose(target.numpy(), X * X)
 
 
+def test_numpy_buffers_not_aligned_for_tensorflow_are_copied() -> None:
+    """TensorFlow aborts the process on a DLPack buffer its kernels cannot read aligned
+    (opt_einsum's own tests pass such arrays to ``backend="tensorflow"``)."""
+    raw = np.zeros(64 + 8 * 40, dtype=np.uint8)
+    start = (-raw.ctypes.data) % 64 + 16  # 16 bytes past a 64-byte boundary
+    a = raw[start : start + 8 * 40].view(np.float64).reshape(5, 8)
+    a[...] = np.arange(40).reshape(5, 8)
+    assert a.ctypes.data % 64 == 16
+    np.testing.assert_array_equal(tops.convert(a, "tensorflow").numpy(), a)
+    expression = tops.einsum_expression("ij,jk->ik", (5, 8), (8, 3))
+    got = expression(a, np.ones((8, 3)), backend="tensorflow")
+    np.testing.assert_allclose(got, a @ np.ones((8, 3)), rtol=1e-12)
+
+
 def test_to_numpy_and_from_numpy() -> None:
     x = tf.constant(X)
     adapter = get_backend(x)
