@@ -131,7 +131,10 @@ def call(op: Op, x: Any, pattern: Any, lengths: dict[str, Any], variant: Any, ar
             _replay(op, (x,), pattern, lengths, variant, arg, False),
         )
     except FAST_PATH_MISSES:
-        return _call_slowly(op, (x,), pattern, lengths, variant, arg)
+        found = _listed_shapes(op, (x,), pattern, lengths, variant, False)
+        if found is None:
+            return _call_slowly(op, (x,), pattern, lengths, variant, arg)
+        run, adapter = found
     try:
         return run(x, arg)
     except FRAMEWORK_ERRORS as error:
@@ -175,7 +178,10 @@ def call_many(
             _replay(op, arrays, pattern, lengths, variant, arg, True),
         )
     except (*FAST_PATH_MISSES, IndexError):
-        return _call_slowly(op, tuple(arrays), pattern, lengths, variant, arg, many=True)
+        found = _listed_shapes(op, arrays, pattern, lengths, variant, True)
+        if found is None:
+            return _call_slowly(op, tuple(arrays), pattern, lengths, variant, arg, many=True)
+        run, adapter = found
     try:
         return run(arrays, arg)
     except FRAMEWORK_ERRORS as error:
@@ -183,6 +189,34 @@ def call_many(
             in_context(error, op, arrays, pattern, lengths, adapter),
             _replay(op, arrays, pattern, lengths, variant, arg, True),
         )
+
+
+def _listed_shapes(
+    op: Op, arrays: Sequence[Any], pattern: Any, lengths: dict[str, Any], variant: Any, many: bool
+) -> tuple[Executor, Backend] | None:
+    """The cached executor for arrays whose shape is a list (paddle's ``Size``), and their adapter.
+
+    A list cannot key the cache, so the fast path misses on every call with such arrays;
+    here the adapter's sizes (a tuple) key it instead, at the cost of one miss. None for
+    any other miss, and for anything that fails: `_call_slowly` then does all of it,
+    errors included.
+    """
+    if not arrays or not isinstance(getattr(arrays[0], "shape", None), list):
+        return None
+    adapter = ADAPTERS.get(type(arrays[0]))
+    if adapter is None or type(pattern) is not str:
+        return None
+    try:
+        if many:
+            if any(ADAPTERS.get(type(x)) is not adapter for x in arrays):
+                return None
+            shapes: Any = tuple([adapter.sizes(x) for x in arrays])
+        else:
+            shapes = adapter.sizes(arrays[0])
+        items = tuple(lengths.items()) if lengths else ()
+        return bound_plan(op, pattern, shapes, items, variant, adapter), adapter
+    except Exception:  # planned again, and reported, by the slow path
+        return None
 
 
 def _call_slowly(

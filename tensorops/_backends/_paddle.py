@@ -423,8 +423,8 @@ class PaddleBackend:
             ) from None
 
     def sizes(self, x: Any) -> tuple[Any, ...]:
-        shape = tuple(x.shape)
-        if any(not isinstance(n, int) or n < 0 for n in shape):
+        shape = tuple(x.shape)  # ints, and -1 for a length to_static does not know
+        if min(shape, default=0) < 0:
             # to_static with an InputSpec of unknown lengths (None): the plans need them
             raise BackendError(
                 f"a paddle static value of shape {list(shape)} has axes of unknown length: "

@@ -166,15 +166,17 @@ def _last_flattened(x: Any, axes: list[int]) -> Any:
 def _extreme(name: str, of_bools: str) -> Callable[[Any, list[int]], Any]:
     """The max or min; of bools (no paddle kernel) it is any / all, as in NumPy.
 
-    Over several axes, they are merged into one first: paddle's gradient of amax / amin
-    over several axes of a tensor of rank 5 is wrong (paddle 3.3: zeros or garbage).
+    Over several axes of a tensor that needs a gradient, they are merged into one first
+    (a copy): paddle's gradient of amax / amin over several axes of a tensor of rank 5 is
+    wrong (paddle 3.3: zeros or garbage). Its values are right, so without a gradient the
+    reduction is paddle's own.
     """
     function, bools = getattr(paddle, name), getattr(paddle, of_bools)
 
     def extreme(x: Any, axes: list[int]) -> Any:
         if x.dtype == BOOL:
             return bools(x, axis=axes)
-        if len(axes) > 1:
+        if len(axes) > 1 and not x.stop_gradient:
             return function(_last_flattened(x, axes), axis=-1)
         return function(x, axis=axes)
 

@@ -161,6 +161,25 @@ def test_logaddexp_shares_the_gradient_of_a_tie() -> None:
     np.testing.assert_allclose(grad.numpy(), [1.0, 0.0])
 
 
+def test_planned_calls_skip_the_slow_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """paddle's Size is a list, which cannot key the plan cache: its tuple does, so a call
+    already planned does not go through the slow path (parsing the arguments again)."""
+    from tensorops import _dispatch
+
+    x, w = _t(np.zeros((2, 3, 4))), _t(np.zeros((4, 5)))
+    want = (tops.rearrange(x, "b c w -> b w c"), tops.einsum(x, w, "b c w, w d -> b c d"))
+
+    def slowly(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the slow path was taken")
+
+    monkeypatch.setattr(_dispatch, "_call_slowly", slowly)
+    got = (tops.rearrange(x, "b c w -> b w c"), tops.einsum(x, w, "b c w, w d -> b c d"))
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    with pytest.raises(AssertionError, match="slow path"):  # a list pattern: not planned
+        tops.rearrange(x, ["b c w -> b w c"])  # type: ignore[arg-type]
+
+
 # -- to_static -----------------------------------------------------------------------------
 
 
