@@ -198,11 +198,13 @@ class _PatternLayer(_Layer):
 
     _LAYER: ClassVar[str]
 
-    def __init__(self, *args: Any, **lengths: Any) -> None:
+    def __init__(self, pattern: str | None = None, /, *extra: Any, **lengths: Any) -> None:
         keywords = _keras_keywords(lengths)
         # The layer computes in its input's dtype, as the function does.
         super().__init__(autocast=False, **keywords)
-        self.spec: LayerSpec = describe(self._LAYER, args, lengths, name=type(self).__name__)
+        self.spec: LayerSpec = describe(
+            self._LAYER, (pattern, *extra), lengths, name=type(self).__name__
+        )
 
     def _pattern_and_lengths(self) -> tuple[str, Mapping[str, Any]]:
         return self.spec.pattern, self.spec.lengths
@@ -287,6 +289,11 @@ class Reduce(_PatternLayer):
     """
 
     _LAYER = "Reduce"
+
+    def __init__(
+        self, pattern: str | None = None, reduction: Reduction | None = None, /, **lengths: Any
+    ) -> None:
+        super().__init__(pattern, reduction, **lengths)
 
     def get_config(self) -> dict[str, Any]:
         """The arguments that build the layer again; a callable reduction by its Keras name."""

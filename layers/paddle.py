@@ -30,7 +30,7 @@ from typing import Any, ClassVar, TypeVar
 import paddle
 
 # relative: this directory is installed as tensorops.layers
-from ._description import EinMixPlan, LayerSpec, describe, describe_einmix
+from ._description import EinMixPlan, LayerSpec, Reduction, describe, describe_einmix
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -72,9 +72,11 @@ class _PatternLayer(paddle.nn.Layer):
 
     _LAYER: ClassVar[str]
 
-    def __init__(self, *args: Any, **lengths: Any) -> None:
+    def __init__(self, pattern: str | None = None, /, *extra: Any, **lengths: Any) -> None:
         super().__init__()
-        self.spec: LayerSpec = describe(self._LAYER, args, lengths, name=type(self).__name__)
+        self.spec: LayerSpec = describe(
+            self._LAYER, (pattern, *extra), lengths, name=type(self).__name__
+        )
         self._run = _runner(self.spec)
 
     def forward(self, x: Any) -> Any:
@@ -147,6 +149,11 @@ class Reduce(_PatternLayer):
     """
 
     _LAYER = "Reduce"
+
+    def __init__(
+        self, pattern: str | None = None, reduction: Reduction | None = None, /, **lengths: Any
+    ) -> None:
+        super().__init__(pattern, reduction, **lengths)
 
 
 class Repeat(_PatternLayer):
