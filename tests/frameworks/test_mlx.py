@@ -19,13 +19,9 @@ import torch
 import tensorops as tops
 from tensorops._backends import ArrayApiBackend, get_backend
 from tests._seed import rng, tolerance
+from tests.frameworks._gradients import CASES, INDEX, VALUES, Case, W, X
 
 RNG = rng("tests/frameworks/test_mlx.py")
-
-X = RNG.standard_normal((2, 3, 4))
-W = RNG.standard_normal((4, 5))
-INDEX = np.array([[0, 2, 2, 1], [1, 0, 2, 2]])  # b p, with repeats
-VALUES = RNG.standard_normal((2, 4, 4))
 
 
 def _mx(a: np.ndarray) -> Any:
@@ -41,51 +37,21 @@ def _softmax(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 # -- gradients: mx.grad against torch's autograd ------------------------------------------
 
 #: name -> f(arrays...) for both families; every floating argument is differentiated.
-GRADIENT_CASES: dict[str, tuple[Callable[..., Any], tuple[np.ndarray, ...]]] = {
-    "rearrange": (lambda x: tops.rearrange(x, "a b c -> c (a b)"), (X,)),
-    "repeat": (lambda x: tops.repeat(x, "a b c -> a r b c", r=3), (X,)),
-    "sum": (lambda x: tops.reduce(x, "a b c -> b", "sum"), (X,)),
-    "mean": (lambda x: tops.reduce(x, "a b c -> a c", "mean"), (X,)),
-    "max": (lambda x: tops.reduce(x, "a b c -> c", "max"), (X,)),
-    "min": (lambda x: tops.reduce(x, "a b c -> a", "min"), (X,)),
-    "prod": (lambda x: tops.reduce(x, "a b c -> a c", "prod"), (X,)),
-    "logsumexp": (lambda x: tops.reduce(x, "a b c -> b", "logsumexp"), (X,)),
-    "var": (lambda x: tops.reduce(x, "a b c -> a", "var"), (X,)),
-    "std": (lambda x: tops.reduce(x, "a b c -> c", "std"), (X,)),
-    "einsum": (lambda x, w: tops.einsum(x, w, "a b c, c d -> a d b"), (X, W)),
-    "einsum_three": (lambda x, w, v: tops.einsum("abc,cd,ab->d", x, w, v), (X, W, X[..., 0])),
+GRADIENT_CASES: dict[str, Case] = {
+    **CASES,
     "einsum_diagonal": (lambda x: tops.einsum("aba->b", x), (RNG.standard_normal((3, 2, 3)),)),
-    "softmax": (lambda x: tops.softmax(x, "a [b] c"), (X,)),
-    "log_softmax": (lambda x: tops.log_softmax(x, "[a] b [c]"), (X,)),
-    "get_at": (lambda x, i: tops.get_at(x, i, "b [t] c, b p -> b p c"), (X, INDEX)),
     "get_at_points": (
         lambda x, i: tops.get_at(x, i, "[a b] c, p [2] -> p c"),
         (X, np.array([[0, 1], [1, 2], [0, 0]])),
-    ),
-    "set_at": (
-        lambda x, i, v: tops.set_at(x, i, v, "b [t] c, b p, b p c -> b [t] c"),
-        (X, np.array([[0, 2, 1], [1, 0, 2]]), VALUES[:, :3]),
-    ),
-    "add_at": (
-        lambda x, i, v: tops.add_at(x, i, v, "b [t] c, b p, b p c -> b [t] c"),
-        (X, INDEX, VALUES),
     ),
     "add_at_unbatched": (
         lambda x, i, v: tops.add_at(x, i, v, "[t] c, p, p c -> [t] c"),
         (X[0], INDEX[0], VALUES[0]),
     ),
-    "concat": (lambda x, y: tops.rearrange([x, y], "a b c, a b d -> a b (c + d)"), (X, X[..., :2])),
     "split": (lambda x: tops.rearrange(x, "a b (c + d) -> a b c, a b d", c=1)[1], (X,)),
     "pack": (lambda x, y: tops.pack([x, y], "a * c")[0], (X, X[:, 0])),
-    "multiply": (lambda x, y: tops.multiply(x, y, "a b c, c -> c a b"), (X, X[0, 0])),
-    "logaddexp": (lambda x, y: tops.logaddexp(x, y, "a b c, a b c -> a b c"), (X, X[::-1])),
     "where": (lambda x, y: tops.where(x > 0, x, y, "a b c, a b c, c -> a b c"), (X, W[:, 0])),
-    "flip": (lambda x: tops.flip(x, "[a] b [c]"), (X,)),
-    "roll": (lambda x: tops.roll(x, "a [b] c", shift=1), (X,)),
-    "cumsum": (lambda x: tops.cumsum(x, "a b [c]"), (X,)),
-    "sort": (lambda x: tops.sort(x, "a b [c]"), (X,)),
     "sort_descending": (lambda x: tops.sort(x, "a [b c]", descending=True), (X,)),
-    "semiring": (lambda x, w: tops.einsum("abc,cd->ad", x, w, semiring="logsumexp"), (X, W)),
 }
 
 
