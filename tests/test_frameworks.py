@@ -29,16 +29,37 @@ def _installed(module: str) -> bool:
         return False
 
 
+#: Seconds one test of a framework's process may take (pytest-timeout fails it and names
+#: it), and the whole process: a hang inside a framework fails the test instead of
+#: stalling the run.
+TEST_TIMEOUT = 300
+PROCESS_TIMEOUT = 1500
+
+
 def _run(name: str, arguments: list[str], environment: dict[str, str]) -> None:
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *arguments]
-    done = subprocess.run(
-        command,
-        cwd=ROOT,
-        env={**os.environ, _frameworks.ENV: name, **environment},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    command = [
+        *(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"),
+        f"--timeout={TEST_TIMEOUT}",
+        *arguments,
+    ]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=ROOT,
+            env={**os.environ, _frameworks.ENV: name, **environment},
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=PROCESS_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired as expired:
+        output = expired.stdout or b""  # bytes, though text=True (a subprocess quirk)
+        if isinstance(output, bytes):
+            output = output.decode(errors="replace")
+        pytest.fail(
+            f"{' '.join(command)} on {name} ran past {PROCESS_TIMEOUT} s:\n{output[-20000:]}",
+            pytrace=False,
+        )
     if done.returncode != 0:
         pytest.fail(
             f"{' '.join(command)} on {name} exited {done.returncode}:\n"

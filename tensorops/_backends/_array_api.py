@@ -106,6 +106,8 @@ class ArrayApiBackend:
 
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
         function = self._reduction(reduction)
+        if self._is_mlx:
+            function = _without_empty_kernels(self.xp, function, reduction)
         namespace = self.namespace
 
         def reduce(x: Any, arg: Any) -> Any:
@@ -235,6 +237,10 @@ class ArrayApiBackend:
         exact = _broadcast_einsum(xp, equation)
 
         def run(*operands: Any) -> Any:
+            # an empty operand takes the exact route too: mx.einsum sums with the
+            # reduction kernels that `_without_empty_kernels` keeps away from empty axes
+            if any(0 in x.shape for x in operands):
+                return exact(*operands)
             if any(_inexact(xp, x.dtype) for x in operands):
                 return einsum(*operands)
             return exact(*operands)
@@ -460,9 +466,7 @@ class ArrayApiBackend:
             # MLX multiplies matrices of floating dtypes only: integers and bools are
             # multiplied and summed exactly, as NumPy's matmul does (bool: any of the ands)
             products = xp.expand_dims(a, -1) * xp.expand_dims(b, -3)
-            if a.dtype == b.dtype == xp.bool_:
-                return xp.any(products, axis=-2)
-            return xp.astype(xp.sum(products, axis=-2), products.dtype)
+            return _exact_sum(xp, products, (products.ndim - 2,))
         return xp.matmul(a, b)
 
     def multiply(self, a: Any, b: Any) -> Any:
@@ -566,13 +570,55 @@ def _broadcast_einsum(xp: Any, equation: str) -> Callable[..., Any]:
             product = laid if product is None else product * laid
         assert product is not None
         if summed:
-            if product.dtype == xp.bool_:
-                product = xp.any(product, axis=summed)
-            else:
-                product = xp.astype(xp.sum(product, axis=summed), product.dtype)
+            product = _exact_sum(xp, product, summed)
         return xp.permute_dims(product, final)
 
     return einsum
+
+
+def _exact_sum(xp: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    """The sum of an MLX product over `axes` in its own dtype (``any`` for bools, as NumPy)."""
+    if x.dtype == xp.bool_:
+        return _without_empty_kernels(xp, xp.any, "any")(x, axis=axes)
+    return xp.astype(_without_empty_kernels(xp, xp.sum, "sum")(x, axis=axes), x.dtype)
+
+
+#: What a reduction over no elements gives, as NumPy answers it; the others (max, min,
+#: argmax, argmin, logsumexp) have no answer, and MLX refuses them before computing.
+_EMPTY_REDUCTIONS: dict[str, float] = {
+    "sum": 0,
+    "prod": 1,
+    "any": False,
+    "all": True,
+    "mean": math.nan,
+    "var": math.nan,
+    "std": math.nan,
+}
+
+
+def _without_empty_kernels(
+    xp: Any, function: Callable[..., Any], reduction: str
+) -> Callable[..., Any]:
+    """MLX's `function`, answered without a kernel where an axis reduced over is empty.
+
+    MLX's CPU reduction kernels (0.32) may loop forever on an axis of length 0 beside
+    axes that are kept: ``mx.sum(mx.array(np.zeros((3, 0))), axis=1)`` hangs in about
+    one call of three. Such a result holds only the reduction's identity.
+    """
+    fill = _EMPTY_REDUCTIONS.get(reduction)
+    if fill is None:
+        return function
+
+    def reduce(x: Any, axis: tuple[int, ...]) -> Any:
+        shape = tuple(x.shape)
+        if all(shape[i] for i in axis):
+            return function(x, axis=axis)
+        # the dtype MLX gives this reduction, from a one-element stand-in (never computed)
+        dtype = function(xp.zeros((1,) * len(shape), dtype=x.dtype), axis=axis).dtype
+        kept = tuple(n for i, n in enumerate(shape) if i not in {a % len(shape) for a in axis})
+        return xp.full(kept, fill, dtype=dtype)
+
+    return reduce
 
 
 def _signed(xp: Any, function: Callable[..., Any]) -> Callable[..., Any]:

@@ -8,6 +8,7 @@ in float32 (``Family.exp_dtypes``), so tolerances of those come from float32.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -191,6 +192,36 @@ def test_reductions_follow_mlx(dtype: str) -> None:
         assert got.dtype == mx.int32  # MLX's indexing dtype, signed as every family's
         np.testing.assert_array_equal(np.array(got), a.reshape(2, 12).argmax(1))
         assert tops.argsort(x, "a [b c]").dtype == mx.int32
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("dtype", ["bool", "int32", "float32", "float64"])
+def test_reductions_over_an_empty_axis_finish(dtype: str) -> None:
+    """MLX's own kernels may loop forever here (about one call in three): never run them.
+
+    Each call is repeated, so that a regression hangs the test (and pytest-timeout fails it)
+    rather than passing by luck.
+    """
+    a = np.zeros((3, 0, 2), dtype)
+    for reduction in ("sum", "prod", "mean", "any", "all", "var", "std"):
+        with warnings.catch_warnings():  # NumPy warns of a mean of nothing
+            warnings.simplefilter("ignore", RuntimeWarning)
+            expected = getattr(np, reduction)(a, 1)
+        own = getattr(mx, reduction)(_mx(np.ones((3, 1, 2), dtype)), axis=1)
+        for _ in range(50):
+            got = tops.reduce(_mx(a), "a b c -> a c", reduction)
+            assert got.dtype == own.dtype, reduction
+            np.testing.assert_array_equal(np.array(got), expected, err_msg=reduction)
+    for equation, shapes in [
+        ("ij->i", [(3, 0)]),
+        ("ijk->ik", [(3, 0, 2)]),
+        ("ij,jk->ik", [(3, 0), (0, 4)]),
+        ("ij,j->i", [(3, 0), (0,)]),
+    ]:
+        arrays = [np.zeros(shape, dtype) for shape in shapes]
+        for _ in range(50):
+            got = np.array(tops.einsum(equation, *map(_mx, arrays)))
+            np.testing.assert_array_equal(got, np.einsum(equation, *arrays), err_msg=equation)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
