@@ -5,6 +5,7 @@ call to `call` (one array) or `call_many` (several: einsum, get_at):
 
 ```
 fast path   adapter = ADAPTERS[type(x)]                                one dict lookup
+            (shape class in UNKEYED_SHAPES: paddle's lists, keyed by adapter.sizes(x))
             run = bound_plan(op, pattern, shapes, lengths, variant, adapter)   one LRU lookup
             return run(x, arg)                                         the framework calls
 slow path   anything the fast path cannot do: a list of arrays to stack, a type not
@@ -36,7 +37,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, NoReturn
 
-from tensorops._backends import ADAPTERS, get_backend
+from tensorops._backends import ADAPTERS, UNKEYED_SHAPES, get_backend
 from tensorops._compile import Replay, is_compiling, raise_error, replayable
 from tensorops._errors import (
     FAST_PATH_MISSES,
@@ -123,18 +124,18 @@ def call(op: Op, x: Any, pattern: Any, lengths: dict[str, Any], variant: Any, ar
     """Run an op on one array: the fast path, or `_call_slowly`."""
     try:
         adapter = ADAPTERS[type(x)]
+        shape = x.shape
+        if shape.__class__ in UNKEYED_SHAPES:  # paddle's Size, a list
+            shape = adapter.sizes(x)
         items = tuple(lengths.items()) if lengths else ()
-        run = bound_plan(op, pattern, x.shape, items, variant, adapter)
+        run = bound_plan(op, pattern, shape, items, variant, adapter)
     except TensorOpsError as error:  # before FAST_PATH_MISSES: some are TypeErrors too
         raise_error(
             in_context(error, op, (x,), pattern, lengths),
             _replay(op, (x,), pattern, lengths, variant, arg, False),
         )
     except FAST_PATH_MISSES:
-        found = _listed_shapes(op, (x,), pattern, lengths, variant, False)
-        if found is None:
-            return _call_slowly(op, (x,), pattern, lengths, variant, arg)
-        run, adapter = found
+        return _call_slowly(op, (x,), pattern, lengths, variant, arg)
     try:
         return run(x, arg)
     except FRAMEWORK_ERRORS as error:
@@ -170,6 +171,8 @@ def call_many(
                 if ADAPTERS[type(x)] is not adapter:
                     raise KeyError
             shapes = tuple([x.shape for x in arrays])
+        if shapes[0].__class__ in UNKEYED_SHAPES:  # paddle's Size, a list
+            shapes = tuple([adapter.sizes(x) for x in arrays])
         items = tuple(lengths.items()) if lengths else ()
         run = bound_plan(op, pattern, shapes, items, variant, adapter)
     except TensorOpsError as error:  # before FAST_PATH_MISSES: some are TypeErrors too
@@ -178,10 +181,7 @@ def call_many(
             _replay(op, arrays, pattern, lengths, variant, arg, True),
         )
     except (*FAST_PATH_MISSES, IndexError):
-        found = _listed_shapes(op, arrays, pattern, lengths, variant, True)
-        if found is None:
-            return _call_slowly(op, tuple(arrays), pattern, lengths, variant, arg, many=True)
-        run, adapter = found
+        return _call_slowly(op, tuple(arrays), pattern, lengths, variant, arg, many=True)
     try:
         return run(arrays, arg)
     except FRAMEWORK_ERRORS as error:
@@ -189,34 +189,6 @@ def call_many(
             in_context(error, op, arrays, pattern, lengths, adapter),
             _replay(op, arrays, pattern, lengths, variant, arg, True),
         )
-
-
-def _listed_shapes(
-    op: Op, arrays: Sequence[Any], pattern: Any, lengths: dict[str, Any], variant: Any, many: bool
-) -> tuple[Executor, Backend] | None:
-    """The cached executor for arrays whose shape is a list (paddle's ``Size``), and their adapter.
-
-    A list cannot key the cache, so the fast path misses on every call with such arrays;
-    here the adapter's sizes (a tuple) key it instead, at the cost of one miss. None for
-    any other miss, and for anything that fails: `_call_slowly` then does all of it,
-    errors included.
-    """
-    if not arrays or not isinstance(getattr(arrays[0], "shape", None), list):
-        return None
-    adapter = ADAPTERS.get(type(arrays[0]))
-    if adapter is None or type(pattern) is not str:
-        return None
-    try:
-        if many:
-            if any(ADAPTERS.get(type(x)) is not adapter for x in arrays):
-                return None
-            shapes: Any = tuple([adapter.sizes(x) for x in arrays])
-        else:
-            shapes = adapter.sizes(arrays[0])
-        items = tuple(lengths.items()) if lengths else ()
-        return bound_plan(op, pattern, shapes, items, variant, adapter), adapter
-    except Exception:  # planned again, and reported, by the slow path
-        return None
 
 
 def _call_slowly(

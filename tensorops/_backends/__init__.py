@@ -33,6 +33,7 @@ from tensorops._types import Backend
 
 __all__ = [
     "ADAPTERS",
+    "UNKEYED_SHAPES",
     "NUMPY_BACKEND",
     "ArrayApiBackend",
     "Backend",
@@ -54,6 +55,9 @@ NUMPY_BACKEND = NumpyBackend()
 #: type(x) -> adapter, one entry per array type seen. The ops' fast path reads it
 #: directly (``ADAPTERS[type(x)]``); `get_backend` fills it.
 ADAPTERS: dict[type, Backend] = {np.ndarray: NUMPY_BACKEND}
+#: The types of ``x.shape`` that cannot key the plan cache (paddle's lists): for these the
+#: fast path asks the adapter for a tuple (`Backend.sizes`).
+UNKEYED_SHAPES: set[type] = set()
 #: array namespace module -> its one adapter.
 _BY_NAMESPACE: dict[Any, ArrayApiBackend] = {}
 _TORCH_BACKEND: list[Backend] = []
@@ -234,6 +238,7 @@ def _prepare_paddle(module: Any) -> None:
     paddle_adapter = importlib.import_module("tensorops._backends._paddle")
     for cls in paddle_adapter.TENSOR_TYPES:
         ADAPTERS.setdefault(cls, paddle_adapter.ADAPTER)
+    UNKEYED_SHAPES.update(paddle_adapter.SHAPE_TYPES)
 
 
 when_imported("paddle", _prepare_paddle)

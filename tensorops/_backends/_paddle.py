@@ -54,10 +54,54 @@ from tensorops._errors import FRAMEWORK_ERRORS, BackendError, ShapeError, dtype_
 from tensorops._imports import when_ready
 from tensorops._types import Executor, IndexSpec
 
-__all__ = ["ADAPTER", "TENSOR_TYPES", "PaddleBackend", "adapter_for"]
+__all__ = [
+    "ADAPTER",
+    "DIRECT",
+    "EXPAND",
+    "RESHAPE",
+    "SHAPE_TYPES",
+    "TENSOR_TYPES",
+    "TRANSPOSE",
+    "PaddleBackend",
+    "adapter_for",
+]
 
 #: The types the registry enters for this adapter as soon as paddle is imported.
 TENSOR_TYPES = (paddle.Tensor, getattr(paddle.base.framework, "EagerParamBase", VALUE), VALUE)
+
+#: The types of paddle's ``x.shape``: lists (paddle 3's ``Size`` subclasses list), which
+#: cannot key the plan cache; the fast path keys it with `PaddleBackend.sizes` instead.
+SHAPE_TYPES = (list, *(cls for cls in [getattr(paddle.base.libpaddle, "Size", None)] if cls))
+
+#: paddle's C++ ops that `paddle.transpose`, `paddle.reshape` and `paddle.expand` end in,
+#: for eager tensors: those functions check their arguments in Python first (1-8 us a
+#: call), and a plan's arguments are valid lists of ints. ``paddle._C_ops`` is private:
+#: an op it lacks, and every static value (to_static), takes the public function
+#: (`TRANSPOSE`, `RESHAPE` and `EXPAND` are the functions the adapter calls).
+DIRECT: dict[str, Callable[[Any, list[int]], Any]] = {
+    name: op
+    for name in ("transpose", "reshape", "expand")
+    if callable(op := getattr(getattr(paddle, "_C_ops", None), name, None))
+}
+
+
+def _eager_or(name: str, public: Callable[[Any, list[int]], Any]) -> Callable[..., Any]:
+    """`public`, or for a plain eager tensor its C++ op (`DIRECT`) without the checks."""
+    direct = DIRECT.get(name)
+    if direct is None:
+        return public
+    eager = paddle.Tensor
+
+    def call(x: Any, sizes: list[int]) -> Any:
+        return direct(x, sizes) if x.__class__ is eager else public(x, sizes)
+
+    return call
+
+
+TRANSPOSE = _eager_or("transpose", paddle.transpose)
+RESHAPE = _eager_or("reshape", paddle.reshape)
+EXPAND = _eager_or("expand", paddle.expand)
+
 
 # to_static's AST mode rewrites the source of every function it calls into, unless its
 # module is ignored; tensorops' functions are plain calls into paddle, but their code
@@ -105,21 +149,21 @@ class PaddleBackend:
     name: str = "paddle"
 
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
-        return paddle.reshape(x, list(shape))
+        return RESHAPE(x, list(shape))
 
     def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
-        return paddle.transpose(x, list(axes)) if axes else x
+        return TRANSPOSE(x, list(axes)) if axes else x
 
     def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
         return self.reducer(reduction, axes)(x, None)
 
     def permuter(self, axes: tuple[int, ...]) -> Executor:
-        perm = list(axes)
-        return lambda x, arg: paddle.transpose(x, perm) if perm else x
+        perm, transpose = list(axes), TRANSPOSE
+        return lambda x, arg: transpose(x, perm) if perm else x
 
     def reshaper(self, shape: tuple[int, ...]) -> Executor:
-        sizes = list(shape)
-        return lambda x, arg: paddle.reshape(x, sizes)
+        sizes, reshape = list(shape), RESHAPE
+        return lambda x, arg: reshape(x, sizes)
 
     @widening_results
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
@@ -300,7 +344,7 @@ class PaddleBackend:
         return put
 
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
-        return paddle.expand(x, list(shape))
+        return EXPAND(x, list(shape))
 
     def stack(self, xs: Sequence[Any]) -> Any:
         return paddle.stack(list(xs), axis=0)
@@ -438,9 +482,6 @@ class PaddleBackend:
 
     def __repr__(self) -> str:
         return "PaddleBackend()"
-
-
-ADAPTER = PaddleBackend()
 
 
 ADAPTER = PaddleBackend()

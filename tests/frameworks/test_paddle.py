@@ -180,6 +180,77 @@ def test_planned_calls_skip_the_slow_path(monkeypatch: pytest.MonkeyPatch) -> No
         tops.rearrange(x, ["b c w -> b w c"])  # type: ignore[arg-type]
 
 
+def test_eager_tensors_take_the_c_ops_and_others_the_public_function() -> None:
+    from tensorops._backends import _paddle
+
+    assert set(_paddle.DIRECT) == {"transpose", "reshape", "expand"}  # paddle 3 has them
+
+    def public(x: Any, sizes: list[int]) -> Any:
+        raise AssertionError("the public function was called")
+
+    transpose = _paddle._eager_or("transpose", public)
+    x = _t(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(transpose(x, [1, 0]).numpy(), x.numpy().T)
+    weight = paddle.create_parameter([2, 3], "float32")  # a parameter is not a plain Tensor
+    with pytest.raises(AssertionError, match="public function"):
+        transpose(weight, [1, 0])
+
+
+def test_without_c_ops_the_public_functions_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback of `_paddle.DIRECT` (a paddle whose ``_C_ops`` lacks an op)."""
+    from tensorops import _dispatch
+    from tensorops._backends import _paddle
+
+    called: set[str] = set()
+
+    def public(name: str) -> Callable[[Any, list[int]], Any]:
+        def call(x: Any, sizes: list[int]) -> Any:
+            called.add(name)
+            return getattr(paddle, name)(x, sizes)
+
+        return call
+
+    for name in ("transpose", "reshape", "expand"):
+        monkeypatch.setattr(_paddle, name.upper(), public(name))
+    _dispatch.bound_plan.cache_clear()  # plans hold the functions they were made with
+    try:
+        a = np.arange(24.0).reshape(2, 3, 4)
+        x = _t(a, grad=True)
+        y = tops.rearrange(x, "b c (h w) -> b h (w c)", w=2)
+        z = tops.repeat(x, "b c w -> b c w r", r=2)
+        np.testing.assert_array_equal(
+            y.numpy(), a.reshape(2, 3, 2, 2).transpose(0, 2, 3, 1).reshape(2, 2, 6)
+        )
+        np.testing.assert_array_equal(z.numpy(), np.repeat(a[..., None], 2, axis=-1))
+        (grad,) = paddle.grad((y * y).sum() + z.sum(), [x])
+        np.testing.assert_array_equal(grad.numpy(), 2 * a + 2)
+        assert called == {"transpose", "reshape", "expand"}
+    finally:
+        _dispatch.bound_plan.cache_clear()
+
+
+def test_a_shape_type_not_entered_takes_the_slow_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without paddle's ``Size`` entered (a paddle without it), every call is still right."""
+    from tensorops import _backends, _dispatch
+
+    x, w = _t(np.arange(24.0).reshape(2, 3, 4)), _t(np.ones((4, 5)))
+    want = (tops.rearrange(x, "b c w -> b w c"), tops.einsum(x, w, "b c w, w d -> b c d"))
+    monkeypatch.setattr(_dispatch, "UNKEYED_SHAPES", set())
+    slow: list[str] = []
+    real = _dispatch._call_slowly
+
+    def slowly(op: Any, *args: Any, **kwargs: Any) -> Any:
+        slow.append(op.name)
+        return real(op, *args, **kwargs)
+
+    monkeypatch.setattr(_dispatch, "_call_slowly", slowly)
+    got = (tops.rearrange(x, "b c w -> b w c"), tops.einsum(x, w, "b c w, w d -> b c d"))
+    assert slow == ["rearrange", "einsum"]
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert type(x.shape) in _backends.UNKEYED_SHAPES
+
+
 # -- to_static -----------------------------------------------------------------------------
 
 
