@@ -191,7 +191,9 @@ class Backend(Protocol):
 
         `equation` is in compact letters with an explicit output; the result is
         called as ``f(*operands)`` on tiny operands. None where the framework's
-        einsum is not faster (the planned program runs).
+        einsum is not faster (the planned program runs). An adapter with a class
+        attribute ``einsum_pairs = True`` (TensorFlow) is also given each pairwise
+        step of a planned einsum, two operands, whatever their size.
         """
 
     # Einsum over other semirings (tensorops._einsum._semiring): log-space and max-plus

@@ -103,6 +103,9 @@ class TensorflowBackend:
 
     __slots__ = ()
     name: str = "tensorflow"
+    #: each pairwise step of a planned einsum as one `einsummer` call: an eager op costs
+    #: ~100 us, so one einsum beats transpose + reshape + matmul + reshape
+    einsum_pairs: bool = True
 
     @_step
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:

@@ -82,7 +82,10 @@ def _plan(equation: str, shapes: Any, lengths: Any, variant: Any, backend: Backe
         plan = plan_einsum(equation, shapes, lengths, spaced, settings)
     if settings.semiring != "sum":
         return semiring_executor(plan, backend, settings.memory_limit)
-    run = functools.partial(einsum_program(plan).run, backend)
+    built = einsum_program(plan)
+    run: Executor = functools.partial(built.run, backend)
+    if getattr(backend, "einsum_pairs", False):  # each pair one call of the framework's einsum
+        run = built.by_einsums(backend, plan.bound.output) or run
     framework = framework_einsum(plan, settings, backend)
     if framework is None:
         return run

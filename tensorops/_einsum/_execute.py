@@ -10,6 +10,11 @@ A program is built once per (equation, shapes, path) and cached by the caller:
    multiply + sum (``"dot"``) for batched inner products;
 3. a final permute to the output order and the reshape of output compositions.
 
+An adapter whose every call costs much more than the work on small operands
+(TensorFlow's eager ops: ~100 us a transpose) runs step 2 instead as one call of its
+own einsum per pair (`pair_equations`, `run_by_einsums`), the last one writing the
+output's order.
+
 Operands live in numbered slots; a step clears the slots it reads, so every
 intermediate is released as soon as it has been used.
 """
@@ -32,11 +37,16 @@ __all__ = [
     "build_program",
     "diagonal_view",
     "moved",
+    "pair_equations",
     "prepare_operand",
     "promote",
+    "run_by_einsums",
     "run_pairs",
     "run_program",
 ]
+
+#: The letters of the equations `pair_equations` writes (a step with more axes has none).
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +295,52 @@ def run_program(backend: Backend, operands: Sequence[Any], program: Program) -> 
     x = slots[program.final]
     del slots
     return arrange_output(backend, x, program.perm, program.shape)
+
+
+def pair_equations(program: Program, output: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Each pairwise step of `program` as one einsum equation in letters, e.g. ``"ab,bc->ac"``.
+
+    The step that makes the final slot writes `output`'s order, so that `program.perm`
+    needs no call. None when there is no step, or a step has more than 52 axes.
+
+    Examples:
+        >>> sizes = {"i": 2, "j": 3, "k": 4, "l": 5}
+        >>> terms = (("i", "j"), ("j", "k"), ("k", "l"))
+        >>> network = Network(terms, (None,) * 3, ("l", "i"), None, sizes)
+        >>> pair_equations(build_program(network, [(0, 1), (0, 1)]), ("l", "i"))
+        ('ab,bc->ac', 'ab,ca->bc')
+    """
+    axes = program.axes
+    equations = []
+    for pair in program.pairs:
+        left, right, out = axes[pair.left], axes[pair.right], axes[pair.out]
+        if pair.out == program.final:
+            out = output
+        letters = dict(zip(dict.fromkeys(left + right), _LETTERS, strict=False))
+        if len(letters) < len(set(left + right)):
+            return None
+        terms = ("".join(letters[axis] for axis in term) for term in (left, right, out))
+        equations.append("{},{}->{}".format(*terms))
+    return tuple(equations) or None
+
+
+def run_by_einsums(
+    backend: Backend, operands: Sequence[Any], program: Program, einsums: Sequence[Any]
+) -> Any:
+    """Run ``program`` with each pairwise step one call of `einsums` (see `pair_equations`)."""
+    slots = list(operands)
+    for i, step in enumerate(program.prepare):
+        if step is not None:
+            slots[i] = prepare_operand(backend, slots[i], step)
+    slots.extend([None] * len(program.pairs))
+    for pair, einsum in zip(program.pairs, einsums, strict=True):
+        a, b = slots[pair.left], slots[pair.right]
+        slots[pair.left] = slots[pair.right] = None
+        slots[pair.out] = einsum(a, b)
+        del a, b
+    x = slots[program.final]
+    del slots
+    return arrange_output(backend, x, None, program.shape)
 
 
 def run_pairs(backend: Backend, slots: list[Any], pairs: Sequence[Pair]) -> None:

@@ -14,7 +14,7 @@ Two stages:
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from tensorops._axes import product
@@ -29,7 +29,15 @@ from tensorops._einsum._cost import (
     naive_flops,
     sliced_contraction_steps,
 )
-from tensorops._einsum._execute import Network, Program, build_program, promote, run_program
+from tensorops._einsum._execute import (
+    Network,
+    Program,
+    build_program,
+    pair_equations,
+    promote,
+    run_by_einsums,
+    run_program,
+)
 from tensorops._einsum._notation import render_axes
 from tensorops._einsum._paths import PLANNERS, plan_contraction, slice_path
 from tensorops._einsum._semiring import write_weight
@@ -183,6 +191,30 @@ class BuiltProgram(NamedTuple):
         if extras is None:
             return result
         return finish(backend, result, operands, extras)
+
+    def by_einsums(
+        self, backend: Backend, output: tuple[str, ...]
+    ) -> Callable[[Sequence[Any], Extras | None], Any] | None:
+        """`run` with each pairwise step one call of `backend`'s einsum (`Backend.einsummer`).
+
+        For the adapters whose every call costs much (``einsum_pairs``); None where the
+        program has no pairwise step, slices, or the adapter offers no einsum.
+        """
+        program = self.program
+        equations = None if program is None else pair_equations(program, output)
+        if program is None or equations is None:
+            return None
+        einsums = [backend.einsummer(equation) for equation in equations]
+        if any(einsum is None for einsum in einsums):
+            return None
+
+        def run(operands: Sequence[Any], extras: Extras | None) -> Any:
+            if extras is not None:
+                return self.run(backend, operands, extras)
+            operands = cast_operands(backend, operands, None)
+            return run_by_einsums(backend, operands, program, einsums)
+
+        return run
 
 
 def cast_operands(backend: Backend, operands: Sequence[Any], extras: Extras | None) -> Any:
