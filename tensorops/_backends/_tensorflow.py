@@ -52,6 +52,27 @@ def _placed(x: Any) -> Any:
     return tf.device(device) if device else _NOWHERE
 
 
+@functools.lru_cache(maxsize=4096)
+def _eager_ints(values: tuple[int, ...]) -> Any:
+    with tf.init_scope():  # eager even when first asked for inside tf.function
+        wide = any(abs(value) >= 2**31 for value in values)
+        return tf.constant(values, dtype=tf.int64 if wide else tf.int32)
+
+
+def _ints(values: tuple[Any, ...]) -> Any:
+    """A shape, permutation or axes argument as TensorFlow takes it fastest.
+
+    An eager op converts a Python tuple into a tensor at every call (about 90 us of the
+    ~110 us a tiny eager reshape costs); an eager int tensor made once per tuple is
+    passed instead. While tracing (tf.function, XLA) the tuple itself: XLA needs such
+    arguments constant, and a graph converts them once. Sizes TensorFlow reads from the
+    graph (``tf.shape(x)[i]``) occur only while tracing.
+    """
+    if not tf.executing_eagerly():
+        return values
+    return _eager_ints(values)
+
+
 def _refused(error: Exception) -> BackendError:
     message = getattr(error, "message", str(error)).strip().splitlines()[0]
     return BackendError(f"tensorflow refused a step: {type(error).__name__}: {message}")
@@ -109,24 +130,26 @@ class TensorflowBackend:
 
     @_step
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
-        return tf.reshape(x, shape)
+        return tf.reshape(x, _ints(shape))
 
     @_step
     def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
-        return tf.transpose(x, axes) if axes else tf.convert_to_tensor(x)
+        return tf.transpose(x, _ints(axes)) if axes else tf.convert_to_tensor(x)
 
     def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
         return self.reducer(reduction, axes)(x, None)
 
     def permuter(self, axes: tuple[int, ...]) -> Executor:
-        return _executor(lambda x: tf.transpose(x, axes))
+        return _executor(lambda x: tf.transpose(x, _ints(axes)))
 
     def reshaper(self, shape: tuple[int, ...]) -> Executor:
-        return _executor(lambda x: tf.reshape(x, shape))
+        return _executor(lambda x: tf.reshape(x, _ints(shape)))
 
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
         function = kernels.REDUCERS[reduction]
         empty = reduction in kernels.WITHOUT_IDENTITY
+        # the reductions that hand their axes to TensorFlow as they are (`_ints`)
+        ints = _ints if reduction in kernels.AXES_AS_GIVEN else lambda axes: axes
 
         def reduce(x: Any) -> Any:
             if not axes:
@@ -138,7 +161,7 @@ class TensorflowBackend:
                     f"shape {tuple(x.shape)}: zero-size reduction, which has no identity"
                 )
             try:
-                return function(x, axes)
+                return function(x, ints(axes))
             except TensorOpsError:
                 raise
             except (tf.errors.OpError, TypeError, ValueError) as error:
@@ -285,7 +308,7 @@ class TensorflowBackend:
 
     @_step
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
-        return tf.broadcast_to(x, shape)  # TensorFlow has no stride-0 views: a copy
+        return tf.broadcast_to(x, _ints(shape))  # TensorFlow has no stride-0 views: a copy
 
     @_step
     def stack(self, xs: Sequence[Any]) -> Any:
