@@ -611,7 +611,7 @@ def _without_empty_kernels(
 
     def reduce(x: Any, axis: tuple[int, ...]) -> Any:
         shape = tuple(x.shape)
-        if all(shape[i] for i in axis):
+        if 0 not in shape or all(shape[i] for i in axis):
             return function(x, axis=axis)
         # the dtype MLX gives this reduction, from a one-element stand-in (never computed)
         dtype = function(xp.zeros((1,) * len(shape), dtype=x.dtype), axis=axis).dtype
