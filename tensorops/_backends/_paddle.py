@@ -25,10 +25,8 @@ import paddle
 from tensorops._backends._numpy import split_by_slicing
 from tensorops._backends._paddle_kernels import (
     BOOL,
-    COMPLEX,
     ELEMENTWISE,
     EMPTY,
-    FLOATS,
     FROM_NUMPY,
     INTEGERS,
     OPERATORS,
@@ -37,6 +35,8 @@ from tensorops._backends._paddle_kernels import (
     VALUE,
     WIDENED,
     broadcast_where,
+    dtype_kind,
+    eager_or,
     exact_exp,
     first_line,
     floating,
@@ -56,7 +56,6 @@ from tensorops._types import Executor, IndexSpec
 
 __all__ = [
     "ADAPTER",
-    "DIRECT",
     "EXPAND",
     "RESHAPE",
     "SHAPE_TYPES",
@@ -73,34 +72,11 @@ TENSOR_TYPES = (paddle.Tensor, getattr(paddle.base.framework, "EagerParamBase", 
 #: cannot key the plan cache; the fast path keys it with `PaddleBackend.sizes` instead.
 SHAPE_TYPES = (list, *(cls for cls in [getattr(paddle.base.libpaddle, "Size", None)] if cls))
 
-#: paddle's C++ ops that `paddle.transpose`, `paddle.reshape` and `paddle.expand` end in,
-#: for eager tensors: those functions check their arguments in Python first (1-8 us a
-#: call), and a plan's arguments are valid lists of ints. ``paddle._C_ops`` is private:
-#: an op it lacks, and every static value (to_static), takes the public function
-#: (`TRANSPOSE`, `RESHAPE` and `EXPAND` are the functions the adapter calls).
-DIRECT: dict[str, Callable[[Any, list[int]], Any]] = {
-    name: op
-    for name in ("transpose", "reshape", "expand")
-    if callable(op := getattr(getattr(paddle, "_C_ops", None), name, None))
-}
-
-
-def _eager_or(name: str, public: Callable[[Any, list[int]], Any]) -> Callable[..., Any]:
-    """`public`, or for a plain eager tensor its C++ op (`DIRECT`) without the checks."""
-    direct = DIRECT.get(name)
-    if direct is None:
-        return public
-    eager = paddle.Tensor
-
-    def call(x: Any, sizes: list[int]) -> Any:
-        return direct(x, sizes) if x.__class__ is eager else public(x, sizes)
-
-    return call
-
-
-TRANSPOSE = _eager_or("transpose", paddle.transpose)
-RESHAPE = _eager_or("reshape", paddle.reshape)
-EXPAND = _eager_or("expand", paddle.expand)
+#: The functions the adapter reshapes, permutes and expands with: paddle's C++ ops for
+#: eager tensors (`tensorops._backends._paddle_kernels.DIRECT`), the public ones otherwise.
+TRANSPOSE = eager_or("transpose", paddle.transpose)
+RESHAPE = eager_or("reshape", paddle.reshape)
+EXPAND = eager_or("expand", paddle.expand)
 
 
 # to_static's AST mode rewrites the source of every function it calls into, unless its
@@ -238,11 +214,7 @@ class PaddleBackend:
         return dtype in INTEGERS
 
     def dtype_kind(self, dtype: Any) -> str:
-        if dtype in INTEGERS:
-            return "i"
-        return (
-            "b" if dtype == BOOL else "f" if dtype in FLOATS else "c" if dtype in COMPLEX else "O"
-        )
+        return dtype_kind(dtype)
 
     def floating(self, x: Any) -> Any:
         return floating(x)
@@ -468,7 +440,7 @@ class PaddleBackend:
 
     def sizes(self, x: Any) -> tuple[Any, ...]:
         shape = tuple(x.shape)  # ints, and -1 for a length to_static does not know
-        if min(shape, default=0) < 0:
+        if x.__class__ is not paddle.Tensor and min(shape, default=0) < 0:
             # to_static with an InputSpec of unknown lengths (None): the plans need them
             raise BackendError(
                 f"a paddle static value of shape {list(shape)} has axes of unknown length: "

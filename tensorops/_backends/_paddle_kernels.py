@@ -30,6 +30,7 @@ from tensorops._types import IndexSpec
 __all__ = [
     "BOOL",
     "COMPLEX",
+    "DIRECT",
     "ELEMENTWISE",
     "EMPTY",
     "FLOATS",
@@ -51,6 +52,8 @@ __all__ = [
     "with_promotion",
     "max_shift",
     "broadcast_where",
+    "dtype_kind",
+    "eager_or",
     "widening",
     "widening_results",
 ]
@@ -96,13 +99,91 @@ FROM_NUMPY: dict[np.dtype[Any], Any] = {
 _TO_NUMPY = {dtype: numpy for numpy, dtype in FROM_NUMPY.items()}
 
 
+#: dtype object -> (the object, its kind letter), for the dtypes seen (`dtype_kind`).
+_KINDS: dict[int, tuple[Any, str]] = {}
+
+
+def dtype_kind(dtype: Any) -> str:
+    """NumPy's kind letter of a paddle dtype: "b", "i", "f", "c" ("O" for any other).
+
+    A paddle dtype compares slowly (~0.7 us an ``==``, so several for a tuple's ``in``);
+    the answer for each dtype object seen is kept, keyed by identity, with the object
+    itself so that its id cannot be reused while the entry stands.
+
+    Examples:
+        >>> import paddle
+        >>> dtype_kind(paddle.int8), dtype_kind(paddle.bfloat16), dtype_kind(paddle.bool)
+        ('i', 'f', 'b')
+    """
+    seen = _KINDS.get(id(dtype))
+    if seen is not None and seen[0] is dtype:
+        return seen[1]
+    if dtype == BOOL:
+        kind = "b"
+    elif dtype in INTEGERS:
+        kind = "i"
+    else:
+        kind = "f" if dtype in FLOATS else "c" if dtype in COMPLEX else "O"
+    if len(_KINDS) < 64:  # paddle's dtypes are a handful of objects: a bound, not a limit
+        _KINDS[id(dtype)] = (dtype, kind)
+    return kind
+
+
+def _direct_ops() -> dict[str, Callable[[Any, list[int]], Any]]:
+    """Paddle's C++ ops that its Python functions end in, each as ``f(x, ints)``.
+
+    `paddle.transpose`, `paddle.reshape` and `paddle.mean` check their arguments in
+    Python first, `paddle.sum` and `paddle.amax` parse keywords (1-8 us a call), and a
+    plan's arguments are valid lists of ints. ``paddle._C_ops`` is private: found by a
+    feature check, an op it lacks is left out, and `eager_or` then takes the public
+    function, as it does for every static value (to_static).
+    """
+    ops = getattr(paddle, "_C_ops", None)
+    found: dict[str, Callable[[Any, list[int]], Any]] = {}
+    for name in ("transpose", "reshape", "expand"):  # f(x, ints) already
+        if callable(op := getattr(ops, name, None)):
+            found[name] = op
+    if callable(total := getattr(ops, "sum", None)):  # sum(x, axes, dtype, keepdim)
+        found["sum"] = lambda x, axes: total(x, axes, None, False)
+    for name in ("mean", "amax", "amin"):  # f(x, axes, keepdim)
+        if callable(op := getattr(ops, name, None)):
+            found[name] = functools.partial(_reduced, op)
+    return found
+
+
+def _reduced(op: Callable[..., Any], x: Any, axes: list[int]) -> Any:
+    return op(x, axes, False)
+
+
+#: The C++ ops `eager_or` calls for eager tensors, by the name of paddle's function.
+DIRECT = _direct_ops()
+
+
+def eager_or(name: str, public: Callable[[Any, list[int]], Any]) -> Callable[..., Any]:
+    """`public`, or for a plain eager tensor its C++ op (`DIRECT`) without the checks.
+
+    Examples:
+        >>> import paddle
+        >>> transpose = eager_or("transpose", paddle.transpose)
+        >>> transpose(paddle.zeros([2, 3]), [1, 0]).shape
+        paddle.Size([3, 2])
+        >>> eager_or("no such op", paddle.transpose) is paddle.transpose
+        True
+    """
+    direct = DIRECT.get(name)
+    if direct is None:
+        return public
+    eager = paddle.Tensor
+
+    def call(x: Any, sizes: list[int]) -> Any:
+        return direct(x, sizes) if x.__class__ is eager else public(x, sizes)
+
+    return call
+
+
 def kind_rank(dtype: Any) -> int:
     """0 bool, 1 integer, 2 real floating, 3 complex: the order numbers promote in."""
-    if dtype == BOOL:
-        return 0
-    if dtype in INTEGERS:
-        return 1
-    return 3 if dtype in COMPLEX else 2
+    return {"b": 0, "i": 1, "c": 3}.get(dtype_kind(dtype), 2)
 
 
 def promote(a: Any, b: Any) -> Any:
@@ -138,7 +219,7 @@ def promote(a: Any, b: Any) -> Any:
 
 
 def _is_floating(dtype: Any) -> bool:
-    return dtype in FLOATS or dtype in COMPLEX
+    return dtype_kind(dtype) in "fc"
 
 
 def floating(x: Any) -> Any:
@@ -171,14 +252,15 @@ def _extreme(name: str, of_bools: str) -> Callable[[Any, list[int]], Any]:
     wrong (paddle 3.3: zeros or garbage). Its values are right, so without a gradient the
     reduction is paddle's own.
     """
-    function, bools = getattr(paddle, name), getattr(paddle, of_bools)
+    public, bools = getattr(paddle, name), getattr(paddle, of_bools)
+    function = eager_or(name, lambda x, axes: public(x, axis=axes))
 
     def extreme(x: Any, axes: list[int]) -> Any:
-        if x.dtype == BOOL:
+        if dtype_kind(x.dtype) == "b":
             return bools(x, axis=axes)
         if len(axes) > 1 and not x.stop_gradient:
-            return function(_last_flattened(x, axes), axis=-1)
-        return function(x, axis=axes)
+            return function(_last_flattened(x, axes), [-1])
+        return function(x, axes)
 
     return extreme
 
@@ -291,8 +373,8 @@ EMPTY = {
 
 #: ``f(x, axes)`` per reduction; axes is a non-empty list (paddle reads [] as "all axes").
 REDUCERS: dict[str, Callable[[Any, list[int]], Any]] = {
-    "sum": lambda x, axes: paddle.sum(x, axis=axes),
-    "mean": _floats_only("mean", lambda x, axes: paddle.mean(x, axis=axes)),
+    "sum": eager_or("sum", lambda x, axes: paddle.sum(x, axis=axes)),
+    "mean": _floats_only("mean", eager_or("mean", lambda x, axes: paddle.mean(x, axis=axes))),
     # amax, not max: ties share the gradient evenly, as torch.amax
     "max": _extreme("amax", "any"),
     "min": _extreme("amin", "all"),

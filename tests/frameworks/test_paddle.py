@@ -181,19 +181,55 @@ def test_planned_calls_skip_the_slow_path(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_eager_tensors_take_the_c_ops_and_others_the_public_function() -> None:
-    from tensorops._backends import _paddle
+    from tensorops._backends import _paddle_kernels
 
-    assert set(_paddle.DIRECT) == {"transpose", "reshape", "expand"}  # paddle 3 has them
+    # paddle 3 has them all
+    assert set(_paddle_kernels.DIRECT) == {"transpose", "reshape", "expand", "sum", "mean"} | {
+        "amax",
+        "amin",
+    }
 
     def public(x: Any, sizes: list[int]) -> Any:
         raise AssertionError("the public function was called")
 
-    transpose = _paddle._eager_or("transpose", public)
+    transpose = _paddle_kernels.eager_or("transpose", public)
     x = _t(np.arange(6.0).reshape(2, 3))
     np.testing.assert_array_equal(transpose(x, [1, 0]).numpy(), x.numpy().T)
     weight = paddle.create_parameter([2, 3], "float32")  # a parameter is not a plain Tensor
     with pytest.raises(AssertionError, match="public function"):
         transpose(weight, [1, 0])
+
+
+#: name -> (the public call it stands for, its argument, the dtypes it takes)
+PUBLIC: dict[str, tuple[Callable[[Any, list[int]], Any], list[int], tuple[str, ...]]] = {
+    "transpose": (lambda x, a: paddle.transpose(x, a), [2, 0, 1], ("bool", "int32", "float64")),
+    "reshape": (lambda x, a: paddle.reshape(x, a), [6, 4], ("bool", "int32", "float64")),
+    "expand": (lambda x, a: paddle.expand(x[:, :1], a), [2, 5, 4], ("int64", "float64")),
+    "sum": (lambda x, a: paddle.sum(x, axis=a), [0, 2], ("bool", "int32", "float64")),
+    "mean": (lambda x, a: paddle.mean(x, axis=a), [1, 2], ("float32", "float64")),
+    "amax": (lambda x, a: paddle.amax(x, axis=a), [0, 2], ("int32", "float64")),
+    "amin": (lambda x, a: paddle.amin(x, axis=a), [1], ("int64", "float64")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC))
+def test_c_ops_give_what_the_public_functions_give(name: str) -> None:
+    """Values, dtype and gradient of each `DIRECT` op against paddle's own function."""
+    from tensorops._backends._paddle_kernels import DIRECT
+
+    public, argument, dtypes = PUBLIC[name]
+    direct = DIRECT[name]
+    if name == "expand":  # the C++ op is called on the tensor the public call makes
+        direct = lambda x, a, op=direct: op(x[:, :1], a)  # noqa: E731
+    a = _rng().integers(-3, 4, (2, 3, 4))
+    for dtype in dtypes:
+        want, got = public(_t(a.astype(dtype)), argument), direct(_t(a.astype(dtype)), argument)
+        assert got.dtype == want.dtype, dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=dtype)
+    x, y = _t(a.astype("float64"), grad=True), _t(a.astype("float64"), grad=True)
+    (want_grad,) = paddle.grad(public(x, argument).sum(), [x])
+    (got_grad,) = paddle.grad(direct(y, argument).sum(), [y])
+    np.testing.assert_array_equal(got_grad.numpy(), want_grad.numpy())
 
 
 def test_without_c_ops_the_public_functions_run(monkeypatch: pytest.MonkeyPatch) -> None:
