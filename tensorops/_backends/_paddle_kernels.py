@@ -181,9 +181,12 @@ def eager_or(name: str, public: Callable[[Any, list[int]], Any]) -> Callable[...
     return call
 
 
+_KIND_RANKS = {"b": 0, "i": 1, "c": 3}
+
+
 def kind_rank(dtype: Any) -> int:
     """0 bool, 1 integer, 2 real floating, 3 complex: the order numbers promote in."""
-    return {"b": 0, "i": 1, "c": 3}.get(dtype_kind(dtype), 2)
+    return _KIND_RANKS.get(dtype_kind(dtype), 2)
 
 
 def promote(a: Any, b: Any) -> Any:

@@ -11,7 +11,6 @@ and opt_einsum's keywords) are read by `tensorops._einsum._arguments` first.
 from __future__ import annotations
 
 import functools
-import string
 from collections.abc import Sequence
 from itertools import chain
 from typing import Any
@@ -33,6 +32,7 @@ from tensorops._einsum._arguments import (
 )
 from tensorops._einsum._bind import bind_equation
 from tensorops._einsum._concat import einsum_concat, has_concat
+from tensorops._einsum._execute import letter_equation
 from tensorops._einsum._optimizer import PathOptimizer
 from tensorops._einsum._program import (
     ContractionPlan,
@@ -127,11 +127,8 @@ def framework_einsum(plan: Any, settings: Settings, backend: Backend) -> Any:
     gemm = any(a in output for a in first - second) and any(a in output for a in second - first)
     if gemm and elements > _TINY_ANY:
         return None
-    letters = dict(zip(sizes, string.ascii_letters, strict=False))
-    if len(letters) < len(sizes):
-        return None
-    terms = ["".join(letters[a] for a in axes) for axes in bound.axes]
-    return backend.einsummer(f"{terms[0]},{terms[1]}->{''.join(letters[a] for a in output)}")
+    equation = letter_equation(bound.axes, output)
+    return None if equation is None else backend.einsummer(equation)
 
 
 EINSUM = Op("einsum", _plan, "einsum('ij,jk->ik', a, b)", prepare=_prepare)

@@ -12,8 +12,8 @@ A program is built once per (equation, shapes, path) and cached by the caller:
 
 An adapter whose every call costs much more than the work on small operands
 (TensorFlow's eager ops: ~100 us a transpose) runs step 2 instead as one call of its
-own einsum per pair (`pair_equations`, `run_by_einsums`), the last one writing the
-output's order.
+own einsum per pair (`pair_equations`, then `run_program` with them), the last one
+writing the output's order.
 
 Operands live in numbered slots; a step clears the slots it reads, so every
 intermediate is released as soon as it has been used.
@@ -21,7 +21,8 @@ intermediate is released as soon as it has been used.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import string
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -36,17 +37,14 @@ __all__ = [
     "arrange_output",
     "build_program",
     "diagonal_view",
+    "letter_equation",
     "moved",
     "pair_equations",
     "prepare_operand",
     "promote",
-    "run_by_einsums",
     "run_pairs",
     "run_program",
 ]
-
-#: The letters of the equations `pair_equations` writes (a step with more axes has none).
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,17 +282,43 @@ def build_program(network: Network, path: Sequence[tuple[int, ...]]) -> Program:
     )
 
 
-def run_program(backend: Backend, operands: Sequence[Any], program: Program) -> Any:
-    """Run ``program`` on ``operands`` with ``backend``'s primitives."""
+def run_program(
+    backend: Backend,
+    operands: Sequence[Any],
+    program: Program,
+    einsums: Sequence[Callable[[Any, Any], Any]] | None = None,
+) -> Any:
+    """Run ``program`` on ``operands`` with ``backend``'s primitives.
+
+    With `einsums` (`pair_equations`' steps made the adapter's einsum calls) each pairwise
+    step is one of them, and the last already writes the output's order.
+    """
     slots = list(operands)
     for i, step in enumerate(program.prepare):
         if step is not None:
             slots[i] = prepare_operand(backend, slots[i], step)
     slots.extend([None] * len(program.pairs))
-    run_pairs(backend, slots, program.pairs)
+    run_pairs(backend, slots, program.pairs, einsums)
     x = slots[program.final]
     del slots
-    return arrange_output(backend, x, program.perm, program.shape)
+    return arrange_output(backend, x, program.perm if einsums is None else None, program.shape)
+
+
+def letter_equation(terms: Sequence[Sequence[str]], output: Sequence[str]) -> str | None:
+    """An einsum equation in letters for `terms` and `output`, lettered by first appearance.
+
+    None when the terms hold more axes than there are letters (52).
+
+    Examples:
+        >>> letter_equation([("i", "j"), ("j", "k")], ("k", "i"))
+        'ab,bc->ca'
+    """
+    axes = dict.fromkeys(axis for term in terms for axis in term)
+    if len(axes) > len(string.ascii_letters):
+        return None
+    letters = dict(zip(axes, string.ascii_letters, strict=False))
+    inputs = ",".join("".join(letters[axis] for axis in term) for term in terms)
+    return f"{inputs}->{''.join(letters[axis] for axis in output)}"
 
 
 def pair_equations(program: Program, output: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -313,42 +337,28 @@ def pair_equations(program: Program, output: tuple[str, ...]) -> tuple[str, ...]
     axes = program.axes
     equations = []
     for pair in program.pairs:
-        left, right, out = axes[pair.left], axes[pair.right], axes[pair.out]
-        if pair.out == program.final:
-            out = output
-        letters = dict(zip(dict.fromkeys(left + right), _LETTERS, strict=False))
-        if len(letters) < len(set(left + right)):
+        out = output if pair.out == program.final else axes[pair.out]
+        equation = letter_equation((axes[pair.left], axes[pair.right]), out)
+        if equation is None:
             return None
-        terms = ("".join(letters[axis] for axis in term) for term in (left, right, out))
-        equations.append("{},{}->{}".format(*terms))
+        equations.append(equation)
     return tuple(equations) or None
 
 
-def run_by_einsums(
-    backend: Backend, operands: Sequence[Any], program: Program, einsums: Sequence[Any]
-) -> Any:
-    """Run ``program`` with each pairwise step one call of `einsums` (see `pair_equations`)."""
-    slots = list(operands)
-    for i, step in enumerate(program.prepare):
-        if step is not None:
-            slots[i] = prepare_operand(backend, slots[i], step)
-    slots.extend([None] * len(program.pairs))
-    for pair, einsum in zip(program.pairs, einsums, strict=True):
+def run_pairs(
+    backend: Backend,
+    slots: list[Any],
+    pairs: Sequence[Pair],
+    einsums: Sequence[Callable[[Any, Any], Any]] | None = None,
+) -> None:
+    """Run pairwise steps on `slots` in place; a step clears the two slots it reads.
+
+    With `einsums` (one per step, see `pair_equations`) each step is that one call.
+    """
+    for i, pair in enumerate(pairs):
         a, b = slots[pair.left], slots[pair.right]
         slots[pair.left] = slots[pair.right] = None
-        slots[pair.out] = einsum(a, b)
-        del a, b
-    x = slots[program.final]
-    del slots
-    return arrange_output(backend, x, None, program.shape)
-
-
-def run_pairs(backend: Backend, slots: list[Any], pairs: Sequence[Pair]) -> None:
-    """Run pairwise steps on `slots` in place; a step clears the two slots it reads."""
-    for pair in pairs:
-        a, b = slots[pair.left], slots[pair.right]
-        slots[pair.left] = slots[pair.right] = None
-        slots[pair.out] = _run_pair(backend, a, b, pair)
+        slots[pair.out] = _run_pair(backend, a, b, pair) if einsums is None else einsums[i](a, b)
         del a, b
 
 

@@ -35,7 +35,6 @@ from tensorops._einsum._execute import (
     build_program,
     pair_equations,
     promote,
-    run_by_einsums,
     run_program,
 )
 from tensorops._einsum._notation import render_axes
@@ -177,17 +176,24 @@ class BuiltProgram(NamedTuple):
     program: Program | None
     slicing: Slicing | None
 
-    def run(self, backend: Backend, operands: Sequence[Any], extras: Extras | None) -> Any:
+    def run(
+        self,
+        backend: Backend,
+        operands: Sequence[Any],
+        extras: Extras | None,
+        einsums: Sequence[Callable[[Any, Any], Any]] | None = None,
+    ) -> Any:
         """Run on `operands`, promoted to one dtype where the family needs it.
 
-        `extras` are NumPy's ``dtype=``, ``casting=``, ``out=`` and ``order=``.
+        `extras` are NumPy's ``dtype=``, ``casting=``, ``out=`` and ``order=``;
+        `einsums` the pairwise steps as the adapter's einsum calls (`by_einsums`).
         """
         operands = cast_operands(backend, operands, extras)
         if self.slicing is not None:
             result = run_sliced(backend, operands, self.slicing)
         else:
             assert self.program is not None
-            result = run_program(backend, operands, self.program)
+            result = run_program(backend, operands, self.program, einsums)
         if extras is None:
             return result
         return finish(backend, result, operands, extras)
@@ -200,21 +206,18 @@ class BuiltProgram(NamedTuple):
         For the adapters whose every call costs much (``einsum_pairs``); None where the
         program has no pairwise step, slices, or the adapter offers no einsum.
         """
-        program = self.program
-        equations = None if program is None else pair_equations(program, output)
-        if program is None or equations is None:
+        if self.program is None:
             return None
-        einsums = [backend.einsummer(equation) for equation in equations]
-        if any(einsum is None for einsum in einsums):
+        equations = pair_equations(self.program, output)
+        if equations is None:
             return None
-
-        def run(operands: Sequence[Any], extras: Extras | None) -> Any:
-            if extras is not None:
-                return self.run(backend, operands, extras)
-            operands = cast_operands(backend, operands, None)
-            return run_by_einsums(backend, operands, program, einsums)
-
-        return run
+        einsums = []
+        for equation in equations:
+            einsum = backend.einsummer(equation)
+            if einsum is None:
+                return None
+            einsums.append(einsum)
+        return functools.partial(self.run, backend, einsums=einsums)
 
 
 def cast_operands(backend: Backend, operands: Sequence[Any], extras: Extras | None) -> Any:
