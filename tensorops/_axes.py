@@ -23,11 +23,13 @@ anonymous axes (integer literals) get names that no identifier can take.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from tensorops._errors import ShapeError, Span, bad_length
 from tensorops._grammar import Anon, Axis, Bracket, Dots, Group, Skip, Term
+from tensorops._staging.sizes import is_run_time, require_equal, same_length, same_shape
 
 __all__ = [
     "DOTS_PREFIX",
@@ -37,11 +39,10 @@ __all__ = [
     "check_used",
     "count_dots",
     "dots_name",
-    "is_opaque",
     "may_equal",
     "product",
     "resolve_dims",
-    "same_sizes",
+    "same_shape",
     "term_dims",
 ]
 
@@ -57,49 +58,20 @@ def product(values: Iterable[int]) -> int:
     return result
 
 
-def is_opaque(size: Any) -> bool:
-    """Whether `size` is known only when the program runs: a tensor, not an int.
-
-    TensorFlow's unknown dimensions inside ``tf.function`` are read as ``tf.shape(x)[i]``:
-    such a size can be multiplied and divided, but not compared while tracing. A
-    symbolic size of torch.compile (``SymInt``) is not opaque: it compares.
-
-    Examples:
-        >>> is_opaque(3), is_opaque(object())
-        (False, True)
-    """
-    return not isinstance(size, int) and type(size).__name__ != "SymInt"
-
-
-def same_sizes(first: Sequence[Any], second: Sequence[Any]) -> bool:
-    """Whether two shapes are equal; an opaque size (`is_opaque`) equals only itself.
-
-    Examples:
-        >>> size = object()
-        >>> same_sizes((size, 2), (size, 2)), same_sizes((size, 2), (object(), 2))
-        (True, False)
-    """
-    if len(first) != len(second):
-        return False
-    for a, b in zip(first, second, strict=True):
-        if a is not b and (is_opaque(a) or is_opaque(b) or a != b):
-            return False
-    return True
-
-
 def may_equal(first: Sequence[Any], second: Sequence[Any]) -> bool:
-    """Whether two shapes may be equal: equal where both sizes are known (`is_opaque`).
+    """Whether two shapes may be equal: equal where both lengths are known now.
+
+    A length known only when the graph runs (`RunTimeSize`) may equal any other.
 
     Examples:
-        >>> may_equal((object(), 2), (object(), 2)), may_equal((object(), 2), (object(), 3))
+        >>> from tensorops._staging.sizes import leaf
+        >>> n, m = leaf(lambda: 2), leaf(lambda: 3)
+        >>> may_equal((n, 2), (m, 2)), may_equal((n, 2), (m, 3))
         (True, False)
     """
-    if len(first) != len(second):
-        return False
-    for a, b in zip(first, second, strict=True):
-        if a is not b and not (is_opaque(a) or is_opaque(b)) and a != b:
-            return False
-    return True
+    return len(first) == len(second) and all(
+        a is b or same_length(a, b) is not False for a, b in zip(first, second, strict=True)
+    )
 
 
 def dots_name(i: int) -> str:
@@ -224,7 +196,8 @@ def term_dims(
 def check_lengths(lengths: Iterable[tuple[str, Any]]) -> dict[str, int]:
     """The axis lengths a caller gave, as a dict, each checked to be a non-negative integer.
 
-    A tracing compiler's symbolic size (torch's ``SymInt``) is kept as it is.
+    A tracing compiler's symbolic size (torch's ``SymInt``) and a length known only when
+    the graph runs (`RunTimeSize`) are kept as they are.
 
     Raises:
         ShapeError: a length is not an integer, or is negative.
@@ -233,8 +206,7 @@ def check_lengths(lengths: Iterable[tuple[str, Any]]) -> dict[str, int]:
     for name, value in lengths:
         # torch.compile: Dynamo reports a symbolic size's type as int and cannot trace
         # hasattr() on it, so plain ints skip the generic integer check.
-        # PyTensor's SymbolicSize (a length known when the graph runs) is kept as it is too
-        if type(value) is not int and type(value).__name__ not in ("SymInt", "SymbolicSize"):
+        if type(value) is not int and not is_run_time(value) and (type(value).__name__ != "SymInt"):
             if isinstance(value, bool) or not hasattr(value, "__index__"):
                 raise bad_length(name, value, "is not an integer")
             value = value.__index__()
@@ -299,17 +271,25 @@ def resolve_dims(
                 span=dim.span,
                 hint=f"pass {unknown[0].name}=...",
             )
-        # a size known only when the program runs (tf.shape(x)[0] in tf.function) is
-        # computed with but not checked: the framework checks it then
-        opaque = is_opaque(length)
+        # A length known only when the graph runs (RunTimeSize) is computed with; what
+        # cannot be checked now is checked when the graph runs (`require_equal`).
         if unknown:
-            if product == 0 or (not opaque and length % product != 0):
+            if same_length(product, 0) is True or (
+                not is_run_time(length) and not is_run_time(product) and length % product != 0
+            ):
                 raise _indivisible(text, dim, length, product, lengths)
-            # the size itself when nothing divides it: an opaque size stays recognisable
-            inferred = length if product == 1 else length // product
+            # the length itself when nothing divides it: a run-time size stays itself
+            inferred = length if type(product) is int and product == 1 else length // product
             lengths = [inferred if value is None else value for value in lengths]
-        elif not opaque and product != length:
-            raise _mismatch(text, dim, length, product, lengths)
+        elif not is_run_time(length) and not is_run_time(product):
+            if product != length:
+                raise _mismatch(text, dim, length, product, lengths)
+        else:
+            require_equal(
+                product,
+                length,
+                functools.partial(_mismatch, text, dim, length, product, lengths),
+            )
         resolved.append(list(zip(dim.slots, lengths, strict=True)))  # type: ignore[arg-type]
     return resolved
 

@@ -22,7 +22,7 @@ a single array off; the lengths of several arrays are still solved.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, TypeVar, overload
 
 from tensorops._axes import (
@@ -35,7 +35,6 @@ from tensorops._axes import (
     term_dims,
 )
 from tensorops._backends import get_backend
-from tensorops._compile import is_compiling, raise_error, replayable
 from tensorops._config import config
 from tensorops._errors import (
     ArgumentError,
@@ -46,6 +45,8 @@ from tensorops._errors import (
     not_a_pattern,
 )
 from tensorops._grammar import Anon, Axis, Dots, Group, Skip, Term, check_names, parse_pattern
+from tensorops._staging import is_compiling, raise_error, replayable
+from tensorops._staging.sizes import deferred_checks, is_run_time, require_equal, same_length
 
 __all__ = ["Program", "Step", "check", "check_program"]
 
@@ -230,7 +231,21 @@ def _run_program(
         product = step.literal
         for name in step.known:
             product *= values[name]
-        if step.unknown is None:
+        if is_run_time(size) or is_run_time(product):
+            # known when the graph runs: checked there (`require_equal`), solved as a size
+            if step.unknown is None:
+                require_equal(
+                    size,
+                    product,
+                    functools.partial(
+                        _mismatch, pattern, program, shapes, given, step, dict(values)
+                    ),
+                )
+            elif same_length(product, 0) is True:
+                raise _mismatch(pattern, program, shapes, given, step, values)
+            elif step.unknown:
+                values[step.unknown] = size // product
+        elif step.unknown is None:
             if size != product:
                 raise _mismatch(pattern, program, shapes, given, step, values)
         elif product == 0 or size % product:
@@ -306,7 +321,9 @@ def _shape_of(x: Any) -> tuple[Any, ...]:
     if shape is None:
         get_backend(x)  # raises the unsupported-type error
         raise ArgumentError(f"a {type(x).__name__} has no shape")
-    if not isinstance(shape, tuple):  # the adapter reads it (PyTensor's x.shape is a graph)
+    if not isinstance(shape, tuple) or not all(type(n) is int for n in shape):
+        # the adapter reads it: PyTensor's x.shape is a graph, a TensorFlow or JAX shape
+        # may hold lengths known only when the graph runs
         try:
             return get_backend(x).sizes(x)
         except TensorOpsError:  # not an array of a known family: anything with a shape
@@ -317,9 +334,12 @@ def _shape_of(x: Any) -> tuple[Any, ...]:
 def _check_sizes(sizes: Sequence[Any]) -> None:
     """Check that every length of a shape is an integer (or a symbolic size)."""
     for size in sizes:
-        # torch's SymInt under torch.compile, PyTensor's SymbolicSize for an unknown length
-        symbolic = type(size) is int or type(size).__name__ in ("SymInt", "SymbolicSize")
-        if not symbolic and (isinstance(size, bool) or not hasattr(size, "__index__")):
+        # torch's SymInt under torch.compile, a length known only when a graph runs
+        if type(size) is int or is_run_time(size) or type(size).__name__ == "SymInt":
+            continue
+        if hasattr(size, "shape"):  # recorded as a tensor (torch.jit.trace): `_shape_of` reads it
+            raise TypeError("a length recorded as a tensor")
+        if isinstance(size, bool) or not hasattr(size, "__index__"):
             raise ShapeError(
                 f"the shape {tuple(sizes)} has a length that is not an integer",
                 hint="a lazy array of unknown chunk sizes: compute them first "
@@ -421,7 +441,7 @@ def _check_slowly(x: Any, pattern: Any, lengths: dict[str, Any]) -> Any:
         try:
             solved = _solved(pattern, shapes, items)
         except TypeError:  # symbolic sizes: solved uncached
-            solved = _solve(pattern, shapes, items)
+            solved = _solve_staged(arrays, pattern, shapes, lengths)
     except TensorOpsError as error:
         if is_compiling():  # made again outside the trace, context and all
             raise_error(error, ("check", (x, pattern, lengths)))
@@ -433,6 +453,34 @@ def _check_slowly(x: Any, pattern: Any, lengths: dict[str, Any]) -> Any:
         )
         raise_error(shown, ("check", (x, pattern, lengths)))
     return dict(solved) if many else x
+
+
+def _solve_staged(
+    arrays: list[Any], pattern: str, shapes: tuple[Any, ...], lengths: dict[str, Any]
+) -> tuple[tuple[str, Any], ...]:
+    """`_solve` of sizes a compiler or a graph holds.
+
+    What only the graph can check is placed there by the adapter, and a length solved is
+    the framework's own scalar.
+    """
+    if is_compiling():  # torch.compile's symbolic sizes compare: nothing is left over
+        return _solve(pattern, shapes, tuple(lengths.items()))
+    adapter = get_backend(arrays[0])
+    items = tuple(adapter.inward_lengths(lengths).items())
+    with deferred_checks() as pending:
+        solved = _solve(pattern, shapes, items)
+    for first, second, error in pending:
+        shown = functools.partial(_checked_in_context, error, arrays, pattern, lengths)
+        adapter.assert_equal(first, second, shown)
+    return tuple((name, adapter.outward_size(size)) for name, size in solved)
+
+
+def _checked_in_context(
+    error: Callable[[], TensorOpsError], arrays: list[Any], pattern: str, lengths: dict[str, Any]
+) -> TensorOpsError:
+    return error().with_context(
+        op="check", pattern=pattern, inputs=describe_inputs(arrays), lengths=lengths
+    )
 
 
 @replayable("check")

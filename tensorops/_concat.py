@@ -16,6 +16,7 @@ This module reads strings and shapes only; the plan it makes calls the adapter's
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -23,6 +24,7 @@ from tensorops._axes import DOTS_PREFIX, check_lengths, check_used, count_dots
 from tensorops._errors import PatternError, ShapeError, Span
 from tensorops._grammar import Anon, Axis, Dots, Group, Pattern, Term, check_names, parse_concat
 from tensorops._plan import Recipe, plan_recipe
+from tensorops._staging.sizes import is_run_time, require_equal
 from tensorops._types import Backend, Executor
 
 __all__ = ["concat_group", "dim_index", "is_many", "plan_concat"]
@@ -180,6 +182,9 @@ def _split_sizes(text: str, group: Group, length: Any, given: dict[str, Any]) ->
         )
     if unknown:
         rest = length - known
+        if is_run_time(rest):  # known when the graph runs: checked by the split then
+            sizes[unknown[0]] = rest
+            return tuple(sizes)
         if rest < 0:
             raise ShapeError(
                 f"cannot split an axis of length {length} into {group_text}: "
@@ -188,12 +193,16 @@ def _split_sizes(text: str, group: Group, length: Any, given: dict[str, Any]) ->
                 span=group.span,
             )
         sizes[unknown[0]] = rest
-    elif known != length:
-        raise ShapeError(
-            f"cannot split an axis of length {length} into {group_text}: "
-            f"the parts add up to {known}",
-            pattern=text,
-            span=group.span,
+    else:
+        require_equal(
+            known,
+            length,
+            lambda: ShapeError(
+                f"cannot split an axis of length {length} into {group_text}: "
+                f"the parts add up to {known}",
+                pattern=text,
+                span=group.span,
+            ),
         )
     return tuple(sizes)
 
@@ -390,24 +399,29 @@ def _check_agree(
         if name in inside or not (name.isidentifier() or name.startswith(DOTS_PREFIX)):
             continue
         for other in lengths[1:]:
-            if name in other and other[name] != length:
-                dots = name.startswith(DOTS_PREFIX)
-                span = next(
-                    (
-                        item.span
-                        for item in _items(term)
-                        if (isinstance(item, Dots) if dots else getattr(item, "name", None) == name)
-                    ),
-                    term.span,
-                )
-                shown = "..." if dots else name
-                where = "inputs" if many else "parts"
-                raise ShapeError(
-                    f"axis {shown!r} has length {length} in one of the {where} concatenated "
-                    f"and {other[name]} in another: the axes outside the concatenation must agree",
-                    pattern=text,
-                    span=span,
-                )
+            if name in other:
+                disagree = functools.partial(_disagree, text, term, name, length, other[name], many)
+                require_equal(other[name], length, disagree)
+
+
+def _disagree(text: str, term: Term, name: str, length: Any, other: Any, many: bool) -> ShapeError:
+    dots = name.startswith(DOTS_PREFIX)
+    span = next(
+        (
+            item.span
+            for item in _items(term)
+            if (isinstance(item, Dots) if dots else getattr(item, "name", None) == name)
+        ),
+        term.span,
+    )
+    shown = "..." if dots else name
+    where = "inputs" if many else "parts"
+    return ShapeError(
+        f"axis {shown!r} has length {length} in one of the {where} concatenated "
+        f"and {other} in another: the axes outside the concatenation must agree",
+        pattern=text,
+        span=span,
+    )
 
 
 def _executor(

@@ -16,8 +16,8 @@ from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import Any, NamedTuple
 
-from tensorops._compile import is_compiling
 from tensorops._errors import ArgumentError, unknown_option
+from tensorops._staging import is_compiling
 from tensorops._types import PLANNERS
 
 __all__ = [

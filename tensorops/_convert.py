@@ -32,13 +32,13 @@ from tensorops._backends import (
     get_backend,
     import_torch,
 )
-from tensorops._compile import raise_error
 from tensorops._errors import (
     ArgumentError,
     BackendError,
     TensorOpsError,
     describe_inputs,
 )
+from tensorops._staging import raise_error
 from tensorops._types import Backend
 
 __all__ = ["asnumpy", "convert"]

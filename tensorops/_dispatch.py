@@ -37,8 +37,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, NoReturn
 
+from tensorops._axes import may_equal
 from tensorops._backends import ADAPTERS, UNKEYED_SHAPES, get_backend
-from tensorops._compile import Replay, is_compiling, raise_error, replayable
 from tensorops._errors import (
     FAST_PATH_MISSES,
     FRAMEWORK_ERRORS,
@@ -49,6 +49,8 @@ from tensorops._errors import (
     describe_inputs,
     not_a_pattern,
 )
+from tensorops._staging import Replay, is_compiling, raise_error, replayable
+from tensorops._staging.sizes import deferred_checks
 from tensorops._types import Backend, Executor
 
 __all__ = [
@@ -130,6 +132,8 @@ def call(op: Op, x: Any, pattern: Any, lengths: dict[str, Any], variant: Any, ar
         items = tuple(lengths.items()) if lengths else ()
         run = bound_plan(op, pattern, shape, items, variant, adapter)
     except TensorOpsError as error:  # before FAST_PATH_MISSES: some are TypeErrors too
+        if _framework_lengths(lengths):  # the adapter reads them (`_call_slowly`)
+            return _call_slowly(op, (x,), pattern, lengths, variant, arg)
         raise_error(
             in_context(error, op, (x,), pattern, lengths),
             _replay(op, (x,), pattern, lengths, variant, arg, False),
@@ -176,6 +180,8 @@ def call_many(
         items = tuple(lengths.items()) if lengths else ()
         run = bound_plan(op, pattern, shapes, items, variant, adapter)
     except TensorOpsError as error:  # before FAST_PATH_MISSES: some are TypeErrors too
+        if _framework_lengths(lengths):  # the adapter reads them (`_call_slowly`)
+            return _call_slowly(op, tuple(arrays), pattern, lengths, variant, arg, many=True)
         raise_error(
             in_context(error, op, arrays, pattern, lengths),
             _replay(op, arrays, pattern, lengths, variant, arg, True),
@@ -189,6 +195,11 @@ def call_many(
             in_context(error, op, arrays, pattern, lengths, adapter),
             _replay(op, arrays, pattern, lengths, variant, arg, True),
         )
+
+
+def _framework_lengths(lengths: dict[str, Any]) -> bool:
+    """Whether some axis length is not a Python int (parse_shape's answer inside a graph)."""
+    return any(type(value) is not int for value in lengths.values()) if lengths else False
 
 
 def _call_slowly(
@@ -217,14 +228,56 @@ def _call_slowly(
         items = tuple((inward(lengths) if inward is not None else lengths).items())
         try:
             run = bound_plan(op, pattern, shapes, items, variant, adapter)
-        except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
-            run = op.plan(pattern, shapes, items, variant, adapter)
+        except (TypeError, KeyError):  # symbolic sizes: the same plan, uncached
+            run = plan_staged(op, arrays, pattern, lengths, shapes, items, variant, adapter)
         return run(arrays if many else arrays[0], arg)
     except (TensorOpsError, *FRAMEWORK_ERRORS) as error:
         raise_error(
             in_context(error, op, arrays, pattern, lengths, adapter),
             _replay(op, arrays, pattern, lengths, variant, arg, many),
         )
+
+
+def plan_staged(
+    op: Op,
+    arrays: tuple[Any, ...],
+    pattern: str,
+    lengths: dict[str, Any],
+    shapes: Any,
+    items: Lengths,
+    variant: Any,
+    adapter: Backend,
+) -> Executor:
+    """The plan of a call whose sizes a compiler or a graph holds: made afresh, never cached.
+
+    A length known only when the graph runs cannot be checked now: what the planner
+    leaves to the graph (`tensorops._staging.sizes.require_equal`) the adapter places
+    there as an assertion, with the message the eager call would raise.
+    """
+    if is_compiling():  # torch.compile's symbolic sizes compare: no check is left over
+        return op.plan(pattern, shapes, items, variant, adapter)
+    with deferred_checks() as pending:
+        run = op.plan(pattern, shapes, items, variant, adapter)
+    checks = [
+        adapter.assert_equal(
+            first,
+            second,
+            functools.partial(_error_in_context, error, op, arrays, pattern, lengths),
+        )
+        for first, second, error in pending
+    ]
+    checks = [check for check in checks if check is not None]
+    return adapter.after(checks, run) if checks else run
+
+
+def _error_in_context(
+    error: Callable[[], TensorOpsError],
+    op: Op,
+    arrays: tuple[Any, ...],
+    pattern: str,
+    lengths: dict[str, Any],
+) -> TensorOpsError:
+    return in_context(error(), op, arrays, pattern, lengths)
 
 
 def stack_lists(op: Op, arrays: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -247,7 +300,7 @@ def stack_lists(op: Op, arrays: tuple[Any, ...]) -> tuple[Any, ...]:
     adapter = get_backend(items[0])
     shapes = [adapter.sizes(item) for item in items]  # PyTensor's x.shape is a graph
     for i, shape in enumerate(shapes):
-        if shape != shapes[0]:
+        if not may_equal(shape, shapes[0]):  # a length known only when it runs: stack checks
             raise TensorOpsError(
                 f"list elements have different shapes: element 0 is {shapes[0]}, "
                 f"element {i} is {shape}",

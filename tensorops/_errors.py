@@ -19,7 +19,7 @@ catches numpy's errors (ValueError), torch's (RuntimeError) or einops'
 The lowest layer raises with structured fields (reason, span, hint); the public
 function adds the op, the pattern, the inputs and the axis lengths with
 `TensorOpsError.with_context`, the one way to add context, and re-raises it
-through `tensorops._tracing.raise_error` (a framework's own error stays attached
+through `tensorops._staging.raise_error` (a framework's own error stays attached
 as its context). Only `TensorOpsError.__str__` turns the fields into text, so
 every message has the same layout::
 
@@ -319,7 +319,9 @@ def describe_input(x: Any) -> str:
     if not isinstance(shape, tuple) and isinstance(static, tuple):
         shape = static  # a shape that is a graph (PyTensor): its type's, None where unknown
     try:
-        shape_text = str(tuple(shape))
+        # a length recorded as a tensor (torch.jit.trace) is not read: it would be traced
+        shape_text = str(tuple("?" if hasattr(n, "shape") else n for n in shape))
+        shape_text = shape_text.replace("'?'", "?")
     except (TypeError, ValueError):  # ValueError: TensorFlow's shape of unknown rank
         shape_text = str(shape)
     dtype = getattr(x, "dtype", None)

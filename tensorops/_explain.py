@@ -17,7 +17,6 @@ from typing import Any
 from tensorops._axes import DOTS_PREFIX, Dim, count_dots, term_dims
 from tensorops._backends._shapes import ShapeBackend, Shaped
 from tensorops._check import check
-from tensorops._compile import raise_error
 from tensorops._config import config
 from tensorops._dispatch import Op
 from tensorops._einsum._program import ContractionPlan, plan_einsum_cached
@@ -29,6 +28,7 @@ from tensorops._errors import (
 )
 from tensorops._grammar import Anon, Axis, Term, is_spaced, items_of, parse_pattern
 from tensorops._plan import PATTERN_OPS, Recipe, check_pattern, plan_recipe
+from tensorops._staging import raise_error
 from tensorops._types import REDUCTIONS
 
 __all__ = ["EXPLAINED_OPS", "explain"]

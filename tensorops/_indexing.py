@@ -19,6 +19,7 @@ from tensorops._dispatch import Lengths, Op, Planner, call_many
 from tensorops._errors import ArgumentError, ShapeError, dtype_name
 from tensorops._index_plan import IndexPlan, plan_index
 from tensorops._plan import Recipe
+from tensorops._staging.sizes import shape_values
 from tensorops._types import Backend, Executor, IndexSpec
 
 __all__ = ["ADD_AT", "GET_AT", "SET_AT", "add_at", "get_at", "set_at"]
@@ -54,7 +55,9 @@ def _spec(pattern: str, layout: IndexPlan, index_dtype: Any, backend: Backend) -
             hint="an index lies in 0 <= i < length; a negative one does not count from the end",
         )
 
-    return IndexSpec(layout.lengths, layout.batch, layout.channels, index_dtype, out_of_range)
+    # lengths known only when a graph runs as the framework's values: adapters take numbers
+    lengths, batch, channels = shape_values((layout.lengths, layout.batch, layout.channels))
+    return IndexSpec(shape_values(lengths), batch, channels, index_dtype, out_of_range)
 
 
 def _plan_get(pattern: str, shapes: Any, lengths: Lengths, variant: Any, backend: Backend) -> Any:

@@ -8,7 +8,6 @@ from typing import Any, TypeVar
 
 from tensorops._axes import DOTS_PREFIX, count_dots, may_equal, resolve_dims, term_dims
 from tensorops._backends import get_backend
-from tensorops._compile import is_compiling, raise_error, replayable
 from tensorops._errors import (
     ArgumentError,
     PatternError,
@@ -18,6 +17,8 @@ from tensorops._errors import (
     not_a_pattern,
 )
 from tensorops._grammar import Anon, Axis, Dots, Group, Skip, Star, Term, check_names, parse_pattern
+from tensorops._staging import is_compiling, raise_error, replayable
+from tensorops._staging.sizes import RunTimeSize, known_as, require_equal
 
 __all__ = ["axis_positions", "pack", "pack_positions", "parse_shape", "unpack"]
 
@@ -141,7 +142,9 @@ def _pack_with(
             reference = outside
         elif not may_equal(outside, reference):
             raise ShapeError(f"input {i} has axes {outside} outside '*', input 0 has {reference}")
-        shapes.append(shape[position:end])
+        # a length known only when the graph runs as the framework's own scalar, which
+        # unpack takes back (as parse_shape's)
+        shapes.append(tuple(backend.outward_size(n) for n in shape[position:end]))
         size = 1
         for d in shape[position:end]:
             size *= d
@@ -190,7 +193,7 @@ def _unpack_with(
         raise ShapeError(
             f"the packed input has {len(shape)} dimensions, the pattern has {n_other + 1}"
         )
-    shapes = _resolve_packed_shapes(packed_shapes, shape[position])
+    shapes = _resolve_packed_shapes(packed_shapes, shape[position], backend)
     sizes = []
     for piece in shapes:
         size = 1
@@ -203,52 +206,67 @@ def _unpack_with(
     return [backend.reshape(p, before + s + after) for p, s in zip(pieces, shapes, strict=True)]
 
 
-def _resolve_packed_shapes(packed_shapes: Sequence[Sequence[int]], total: int) -> list[Shape]:
+def _resolve_packed_shapes(
+    packed_shapes: Sequence[Sequence[int]], total: Any, backend: Any
+) -> list[Shape]:
     try:
-        shapes = [tuple(_length(d) for d in s) for s in packed_shapes]
+        shapes = [tuple(_length(d, backend) for d in s) for s in packed_shapes]
     except (TypeError, ValueError):
         raise ArgumentError(
             "packed_shapes must be a list of shapes (tuples of ints), as pack returns"
         ) from None
-    unknown = [(i, j) for i, s in enumerate(shapes) for j, d in enumerate(s) if d == -1]
-    if any(d < -1 for s in shapes for d in s):
+    unknown = [(i, j) for i, s in enumerate(shapes) for j, d in enumerate(s) if known_as(d, -1)]
+    if any(_is_int(d) and d < -1 for s in shapes for d in s):
         raise ShapeError(f"packed_shapes {shapes} hold a negative length")
-    known = 0
+    known: Any = 0
     for s in shapes:
-        size = 1
+        size: Any = 1
         for d in s:
-            size *= d if d != -1 else 1
-        if -1 not in s:
+            size *= 1 if known_as(d, -1) else d
+        if not any(known_as(d, -1) for d in s):
             known += size
     if len(unknown) > 1:
         raise ShapeError(f"packed_shapes {shapes} hold more than one -1")
     if unknown:
         i, j = unknown[0]
-        rest = 1
+        rest: Any = 1
         for k, d in enumerate(shapes[i]):
             if k != j:
                 rest *= d
-        if rest == 0 or (total - known) % rest or total < known:
+        if all(_is_int(n) for n in (rest, total, known)) and (
+            rest == 0 or (total - known) % rest or total < known
+        ):
             raise ShapeError(f"cannot infer the -1 in packed_shapes {shapes} from {total} elements")
         piece = list(shapes[i])
         piece[j] = (total - known) // rest
         shapes[i] = tuple(piece)
         known = total
-    if known != total:
-        raise ShapeError(
+    require_equal(
+        known,
+        total,
+        lambda: ShapeError(
             f"packed_shapes {shapes} cover {known} elements along '*', the input has {total}"
-        )
+        ),
+    )
     return shapes
 
 
-def _length(d: Any) -> Any:
-    """A length of `packed_shapes` as it is: an int, or a symbolic size under torch.compile.
+def _is_int(n: Any) -> bool:
+    """Whether `n` is a length known now (an int, or torch.compile's symbolic int)."""
+    return type(n) is not RunTimeSize
+
+
+def _length(d: Any, backend: Any) -> Any:
+    """A length of `packed_shapes`: an int, a symbolic size, or a length known when a graph runs.
 
     ``int()`` of a symbolic size would fix it to its present value (a recompilation
-    for every other value): only other integer types (NumPy's) are converted.
+    for every other value): only other integer types (NumPy's) are converted. The
+    framework's own scalar for a length (pack's, parse_shape's) is read as a run-time size.
     """
     if type(d) is int or type(d).__name__ == "SymInt":
         return d
+    if backend.is_length(d):
+        return backend.inward_lengths({"": d})[""]
     if isinstance(d, bool) or not hasattr(d, "__index__"):
         raise TypeError(d)
     return d.__index__()
@@ -307,7 +325,9 @@ def parse_shape(x: Any, pattern: str) -> dict[str, int]:
         outward = None
         if shape is None:
             get_backend(x)  # raises the unsupported-type error
-        elif not isinstance(shape, tuple):  # the adapter reads it (PyTensor's x.shape is a graph)
+        elif not isinstance(shape, tuple) or not all(type(n) is int for n in shape):
+            # the adapter reads it: PyTensor's x.shape is a graph, a traced or staged shape
+            # holds lengths known only when the graph runs
             shape, outward = _sizes(x, shape)
         parsed = _match_shape(pattern, term, tuple(shape))  # type: ignore[arg-type]
         if outward is not None:

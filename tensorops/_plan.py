@@ -26,7 +26,7 @@ from tensorops._axes import (
     count_dots,
     product,
     resolve_dims,
-    same_sizes,
+    same_shape,
     term_dims,
 )
 from tensorops._errors import PatternError, ShapeError, Span
@@ -388,11 +388,11 @@ def make_recipe(
     new_axes = len(ordered) != len(out_axes)
     current = expand_shape if new_axes else tuple(known[n] for n in ordered)
     return Recipe(
-        init_shape=None if same_sizes(init_shape, shape) else init_shape,
+        init_shape=None if same_shape(init_shape, shape) else init_shape,
         reduce_axes=reduce_axes,
         perm=perm if perm != tuple(range(len(perm))) else None,
         insert_shape=insert_shape if new_axes else None,
         expand_shape=expand_shape if new_axes else None,
-        final_shape=None if same_sizes(final_shape, current) else final_shape,
+        final_shape=None if same_shape(final_shape, current) else final_shape,
         lengths=tuple((n, known[n]) for n in in_axes + [n for n in out_axes if n not in in_axes]),
     )

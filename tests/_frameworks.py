@@ -125,7 +125,7 @@ FRAMEWORKS: dict[str, Framework] = {
         "tensorflow",
         "tensorflow",
         "tests.frameworks._tensorflow:family",
-        ("test_tensorflow.py",),
+        ("test_tensorflow.py", "test_tensorflow_staged.py"),
         einops="tensorflow",
         opt_einsum="test_tensorflow",
         modules=(
@@ -138,7 +138,7 @@ FRAMEWORKS: dict[str, Framework] = {
         "paddle",
         "paddle",
         "tests.frameworks._paddle:family",
-        ("test_paddle.py", "test_paddle_layers.py"),
+        ("test_paddle.py", "test_paddle_layers.py", "test_paddle_staged.py"),
         einops="paddle",
         modules=(
             "tensorops._backends._paddle",

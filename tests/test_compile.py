@@ -313,7 +313,7 @@ def test_the_adapter_and_checks_are_ready_once_dynamo_is_imported(dynamo_first):
         + ([] if dynamo_first else [dynamo])
         + ["assert ADAPTERS[torch.Tensor] is ADAPTERS[torch.nn.Parameter], 'not registered'"]
         # and the compiler's checks are found: inside a trace that costs Dynamo sys.modules
-        + ["from tensorops._compile.tracing import _IS_COMPILING"]
+        + ["from tensorops._staging.compiler import _IS_COMPILING"]
         + ["assert _IS_COMPILING, 'check not found'"]
     )
     result = subprocess.run(

@@ -95,7 +95,7 @@ def test_path_optimizers_and_presets_import_no_tool() -> None:
 def test_import_loads_every_module_with_a_cache() -> None:
     """The einsum stack loads with the package: no name is looked up lazily.
 
-    torch.compile is told which caches it may trace when it loads (tensorops._tracing),
+    torch.compile is told which caches it may trace when it loads (tensorops._compile),
     so every module with a cache must be loaded by then: benchmarks/import_time.py
     measures what this costs.
     """

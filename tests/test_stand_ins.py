@@ -397,7 +397,7 @@ def test_the_fallback_traces_the_ops_own_code(env, before):
 
 def test_the_features_used_are_found_on_this_torch():
     """What `tensorops._compile.dynamo` checks for exists here (else the fallback runs)."""
-    from tensorops._compile.tracing import stand_ins_wanted
+    from tensorops._staging.compiler import stand_ins_wanted
 
     assert callable(getattr(torch._dynamo, "substitute_in_graph", None))
     assert callable(torch.compiler.allow_in_graph)

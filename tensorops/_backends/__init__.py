@@ -25,10 +25,11 @@ from typing import Any
 import numpy as np
 
 from tensorops._backends._array_api import ArrayApiBackend
-from tensorops._backends._numpy import NumpyBackend
-from tensorops._compile import ON_DYNAMO
+from tensorops._backends._mlx import MlxBackend
+from tensorops._backends._numpy import ADAPTER as NUMPY_BACKEND
 from tensorops._errors import BackendError, unknown_option
 from tensorops._imports import when_imported
+from tensorops._staging import ON_DYNAMO
 from tensorops._types import Backend
 
 __all__ = [
@@ -49,8 +50,6 @@ _SUPPORTED = (
     "variable, or an array with __array_namespace__ (JAX, MLX, CuPy, Dask, array-api-strict)"
 )
 _TORCH_EXTRA = 'pip install "tensorops[torch]"'
-
-NUMPY_BACKEND = NumpyBackend()
 
 #: type(x) -> adapter, one entry per array type seen. The ops' fast path reads it
 #: directly (``ADAPTERS[type(x)]``); `get_backend` fills it.
@@ -170,10 +169,11 @@ def _unsupported(x: Any) -> BackendError:
 
 
 def backend_for_namespace(xp: Any) -> ArrayApiBackend:
-    """The one generic adapter bound to the array namespace ``xp``."""
+    """The one generic adapter bound to the array namespace ``xp`` (MLX's of its own)."""
     backend = _BY_NAMESPACE.get(xp)
     if backend is None:
-        backend = _BY_NAMESPACE[xp] = ArrayApiBackend(xp)
+        cls = MlxBackend if getattr(xp, "__name__", None) == "mlx.core" else ArrayApiBackend
+        backend = _BY_NAMESPACE[xp] = cls(xp)
     return backend
 
 
@@ -191,9 +191,9 @@ def import_torch(purpose: str = "the torch backend") -> Any:
 
 def _torch_backend() -> Backend:
     if not _TORCH_BACKEND:
-        from tensorops._backends._torch import TorchBackend
+        from tensorops._backends._torch import ADAPTER
 
-        backend = TorchBackend()
+        backend = ADAPTER
         _TORCH_BACKEND.append(backend)
         # Register the common tensor types at once, so a first call on a Parameter inside a
         # compiled region does not mutate the table while it is traced.
@@ -204,7 +204,7 @@ def _torch_backend() -> Backend:
 
 
 def _register_torch() -> None:
-    """Register the torch adapter before the first traced call (see `_tracing.ON_DYNAMO`).
+    """Register the torch adapter before the first traced call (see `tensorops._staging.ON_DYNAMO`).
 
     Otherwise the first call of a process, if torch.compile traces it, finds no adapter
     on the fast path and Dynamo traces the detection, the adapter's construction and the

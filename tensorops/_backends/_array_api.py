@@ -4,25 +4,31 @@ One `ArrayApiBackend` is bound to one namespace ``xp`` (``jax.numpy``,
 ``array_api_strict``, ``array_api_compat.dask.array``, ``array_api_compat.cupy``,
 ...). The ops use only functions of the standard, so Dask arrays stay lazy: every
 method builds task graph and nothing is computed. Per-library special cases are
-kept small and commented where they occur.
+kept small and commented where they occur; MLX, which departs from the standard in
+more places, has an adapter of its own that subclasses this one
+(`tensorops._backends._mlx`).
+
+A dimension of a traced JAX array under ``jax.export`` may be symbolic (``b``,
+``2*b``): it is read as a `tensorops._staging.sizes.RunTimeSize` whose value is JAX's
+own symbolic dimension, which JAX's reshape and broadcast take.
 
 This module imports only numpy; the namespace is handed in by the registry.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from tensorops._backends._numpy import reduced_last, split_by_slicing
+from tensorops._backends._base import AdapterBase
 from tensorops._errors import FRAMEWORK_ERRORS, BackendError
-from tensorops._types import Executor, IndexSpec
+from tensorops._staging.sizes import shape_values
+from tensorops._types import Backend, Executor, IndexSpec
 
-__all__ = ["ArrayApiBackend"]
+__all__ = ["ArrayApiBackend", "rows_of"]
 
 
 # The standard's rule for an array and a Python number: the number takes the array's
@@ -34,24 +40,16 @@ _SCALAR_KINDS: tuple[tuple[type, tuple[str, ...]], ...] = (
     (complex, ("complex floating",)),
 )
 
-
 #: The standard's dtype kinds and NumPy's letter for each (`ArrayApiBackend.dtype_kind`).
 _KINDS = (("bool", "b"), ("integral", "i"), ("real floating", "f"), ("complex floating", "c"))
 
 
-class ArrayApiBackend:
+class ArrayApiBackend(AdapterBase):
     """Primitives for the arrays of one array-API namespace ``xp``."""
 
-    __slots__ = (
-        "_is_cupy",
-        "_is_jax",
-        "_is_mlx",
-        "_linalg_diagonal",
-        "is_dask",
-        "namespace",
-        "xp",
-    )
+    __slots__ = ("_is_cupy", "_is_jax", "_linalg_diagonal", "is_dask", "namespace", "xp")
     name: str = "array_api"
+    staged_as = "under jax.export"
 
     def __init__(self, xp: Any) -> None:
         self.xp = xp
@@ -61,16 +59,21 @@ class ArrayApiBackend:
         self.is_dask = self.namespace in ("dask.array", "array_api_compat.dask.array")
         self._is_cupy = self.namespace in ("cupy", "array_api_compat.cupy")
         self._is_jax = self.namespace == "jax.numpy"
-        # MLX (mlx.core) departs from the standard in a few signatures: no device= (its
-        # arrays have no device), var/std take ddof, sort has no descending=, matmul takes
-        # floating dtypes only; and it has einsum, logsumexp, softmax and a scatter.
-        self._is_mlx = self.namespace == "mlx.core"
         # `diagonal` is in the optional linalg extension only; without it we fall back to
         # a strided slice of the flattened last two axes (see `diagonal`).
         linalg = getattr(xp, "linalg", None)
         self._linalg_diagonal: Callable[[Any], Any] | None = getattr(linalg, "diagonal", None)
 
+    def static_shape(self, x: Any) -> tuple[Any, ...]:
+        # JAX's symbolic dimensions (jax.export) are lengths known when the graph runs;
+        # anything else stays as it is (Dask's nan, an unknown chunk size, is refused)
+        return tuple(None if self.is_length(n) else n for n in x.shape)
+
+    def is_length(self, value: Any) -> bool:
+        return self._is_jax and type(value).__name__ == "_DimExpr"
+
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
+        shape = shape_values(shape)
         if self.is_dask and 0 in x.shape and -1 not in shape:
             # Dask cannot reshape empty arrays split into several chunks
             # (https://github.com/dask/dask/issues/2561); an empty result holds no data.
@@ -87,27 +90,12 @@ class ArrayApiBackend:
     def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
         return self.xp.permute_dims(x, axes)
 
-    def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
-        return self.reducer(reduction, axes)(x, None)
-
-    def permuter(self, axes: tuple[int, ...]) -> Executor:
+    def permuter(self, axes: tuple[int, ...]) -> Executor:  # the namespace's call, bound once
         permute_dims = self.xp.permute_dims
-
-        def permute(x: Any, arg: Any) -> Any:
-            return permute_dims(x, axes)
-
-        return permute
-
-    def reshaper(self, shape: tuple[int, ...]) -> Executor:
-        def reshape(x: Any, arg: Any) -> Any:
-            return self.reshape(x, shape)
-
-        return reshape
+        return lambda x, arg: permute_dims(x, axes)
 
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
         function = self._reduction(reduction)
-        if self._is_mlx:
-            function = _without_empty_kernels(self.xp, function, reduction)
         namespace = self.namespace
 
         def reduce(x: Any, arg: Any) -> Any:
@@ -128,47 +116,22 @@ class ArrayApiBackend:
     def _reduction(self, reduction: str) -> Callable[..., Any]:
         """``f(x, axis=axes)`` for a reduction the standard has under another name or not at all."""
         xp = self.xp
-        if reduction in ("var", "std") and self._is_mlx:
-            return getattr(xp, reduction)  # type: ignore[no-any-return]  # ddof=0 by default
         if reduction in ("var", "std"):
             return lambda x, axis: getattr(xp, reduction)(x, axis=axis, correction=0)
         if reduction in ("argmax", "argmin"):
             # the standard's argmax takes one axis: several are brought last and flattened
-            single = getattr(xp, reduction)
-            if self._is_mlx:
-                single = _signed(xp, single)
-
-            def arg(x: Any, axis: tuple[int, ...]) -> Any:
-                if len(axis) == 1:
-                    return single(x, axis=axis[0])
-                perm, start = reduced_last(x.shape, axis)
-                if perm is not None:
-                    x = xp.permute_dims(x, perm)
-                x = self.reshape(x, (*x.shape[:start], math.prod(x.shape[start:])))
-                return single(x, axis=-1)
-
-            return arg
+            arg = self.arg_reduction(self._one_axis(getattr(xp, reduction)))
+            return lambda x, axis: arg(x, axis)
         if reduction == "logsumexp":
-            # MLX's own is one fused kernel, stable for infinities as `_logsumexp`
-            return xp.logsumexp if self._is_mlx else self._logsumexp
+            return lambda x, axis: self.logsumexp(x, axis)
         return getattr(xp, reduction)  # type: ignore[no-any-return]
 
-    def _logsumexp(self, x: Any, axis: tuple[int, ...]) -> Any:
-        xp = self.xp
-        top = xp.max(x, axis=axis, keepdims=True)
-        # an infinite maximum (all -inf, or a +inf) would give inf - inf: shift by 0 instead
-        top = xp.where(xp.isfinite(top), top, xp.zeros_like(top))
-        total = self.log(xp.sum(xp.exp(x - top), axis=axis))
-        return total + xp.reshape(top, total.shape)
+    def _one_axis(self, function: Callable[..., Any]) -> Callable[[Any, int], Any]:
+        """An arg-reduction of the namespace as ``f(x, axis)``."""
+        return lambda x, axis: function(x, axis=axis)
 
     def dtype_kind(self, dtype: Any) -> str:
-        kinds = (
-            ("bool", "b"),
-            ("integral", "i"),
-            ("real floating", "f"),
-            ("complex floating", "c"),
-        )
-        return next((kind for name, kind in kinds if self.xp.isdtype(dtype, name)), "O")
+        return next((kind for name, kind in _KINDS if self.xp.isdtype(dtype, name)), "O")
 
     def floating(self, x: Any) -> Any:
         if self.xp.isdtype(x.dtype, ("real floating", "complex floating")):
@@ -177,7 +140,7 @@ class ArrayApiBackend:
         dtype = info().default_dtypes()["real floating"] if info else self.xp.float64
         return self.xp.astype(x, dtype)
 
-    def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
+    def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         xp = self.xp
         top = xp.max(x, axis=axis, keepdims=True)
         top = xp.where(xp.isfinite(top), top, xp.zeros_like(top))
@@ -191,18 +154,6 @@ class ArrayApiBackend:
         logs = xp.log(xp.where(zero, xp.ones_like(x), x))
         return xp.where(zero, xp.full_like(x, -math.inf), logs)
 
-    def logaddexp(self, a: Any, b: Any) -> Any:
-        return self.xp.logaddexp(a, b)
-
-    def maximum(self, a: Any, b: Any) -> Any:
-        return self.xp.maximum(a, b)
-
-    def minimum(self, a: Any, b: Any) -> Any:
-        return self.xp.minimum(a, b)
-
-    def where(self, condition: Any, a: Any, b: Any) -> Any:
-        return self.xp.where(condition, a, b)
-
     def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
         # the standard's functions take Python numbers since its 2024.12 revision
         return getattr(self.xp, name)  # type: ignore[no-any-return]
@@ -211,64 +162,20 @@ class ArrayApiBackend:
         flat = self.xp.take(self.reshape(x, (-1,)), self.reshape(index, (-1,)), axis=0)
         return self.reshape(flat, tuple(index.shape))
 
-    def arange(self, n: int, like: Any) -> Any:
-        return self.xp.arange(n, **self._placed(like))
+    def arange(self, n: Any, like: Any) -> Any:
+        return self.xp.arange(n, **self.placed(like))
 
     def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
-        return self.xp.full(shape, value, dtype=like.dtype, **self._placed(like))
+        return self.xp.full(shape_values(shape), value, dtype=like.dtype, **self.placed(like))
 
-    def _placed(self, like: Any) -> dict[str, Any]:
-        """``device=`` for a new array beside `like`; none for MLX, which takes no device=.
+    def constant(self, value: complex, like: Any) -> Any:  # the number's kind, then the cast
+        return self.astype(self.scalar(value, like), like.dtype)
 
-        MLX arrays live in unified memory: a stream, not the array, says where work runs.
-        """
-        return {} if self._is_mlx else {"device": _device(like)}
+    def placed(self, like: Any) -> dict[str, Any]:
+        """``device=`` for a new array beside `like`."""
+        return {"device": _device(like)}
 
-    def einsummer(self, equation: str) -> Callable[..., Any] | None:
-        if not self._is_mlx:
-            return None  # the array API standard has no einsum
-        inputs = equation.split("->")[0]
-        if any(len(set(term)) < len(term) for term in inputs.split(",")):
-            return None  # a diagonal: the planned program takes it
-        # mx.einsum costs less per call than the planned program's steps on tiny operands
-        # (measured: 30-40 us against 50-80 us for 8 x 8 pairs on the CPU), but it
-        # multiplies floating dtypes only (as MLX's matmul)
-        xp, einsum = self.xp, functools.partial(self.xp.einsum, equation)
-        exact = _broadcast_einsum(xp, equation)
-
-        def run(*operands: Any) -> Any:
-            # an empty operand takes the exact route too: mx.einsum sums with the
-            # reduction kernels that `_without_empty_kernels` keeps away from empty axes
-            if any(0 in x.shape for x in operands):
-                return exact(*operands)
-            if any(_inexact(xp, x.dtype) for x in operands):
-                return einsum(*operands)
-            return exact(*operands)
-
-        return run
-
-    def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
-        xp = self.xp
-        if self._is_mlx:  # MLX's fused kernels (several axes jointly), stable and differentiable
-            if not log:
-                return lambda x, arg: xp.softmax(x, axis=axes)
-
-            def log_softmax(x: Any, arg: Any) -> Any:
-                # shifted first: x - logsumexp(x) loses log(n) beside a large maximum
-                shifted = x - xp.max(x, axis=axes, keepdims=True)
-                return shifted - xp.logsumexp(shifted, axis=axes, keepdims=True)
-
-            return log_softmax
-
-        def softmax(x: Any, arg: Any) -> Any:
-            shifted = x - xp.max(x, axis=axes, keepdims=True)
-            exp = xp.exp(shifted)
-            total = xp.sum(exp, axis=axes, keepdims=True)
-            return shifted - xp.log(total) if log else exp / total
-
-        return softmax
-
-    def flipper(self, axes: tuple[int, ...]) -> Executor:
+    def flipper(self, axes: tuple[int, ...]) -> Executor:  # the namespace's flip: Dask's too
         flip = self.xp.flip
         return lambda x, arg: flip(x, axis=axes)
 
@@ -278,28 +185,7 @@ class ArrayApiBackend:
 
     def sorter(self, axis: int, descending: bool, indices: bool) -> Executor:
         function = self.xp.argsort if indices else self.xp.sort
-        if self._is_mlx:
-            return self._mlx_sorter(function, axis, descending, indices)
         return lambda x, arg: function(x, axis=axis, descending=descending, stable=True)
-
-    def _mlx_sorter(self, function: Any, axis: int, descending: bool, indices: bool) -> Executor:
-        """MLX sorts stably and ascending only (no descending=, no stable=).
-
-        Descending and stable: sort the reversed array ascending and reverse the result.
-        Ties then keep their first order, and a position ``j`` of the reversed array is
-        ``n - 1 - j`` of the array.
-        """
-        if indices:
-            function = _signed(self.xp, function)
-        if not descending:
-            return lambda x, arg: function(x, axis=axis)
-        flip = self.xp.flip
-
-        def sort(x: Any, arg: Any) -> Any:
-            result = flip(function(flip(x, axis=axis), axis=axis), axis=axis)
-            return (x.shape[axis] - 1) - result if indices else result
-
-        return sort
 
     def cumsummer(self, axis: int) -> Executor:
         # cumulative_sum is the standard's since 2023.12; older namespaces have cumsum
@@ -311,13 +197,10 @@ class ArrayApiBackend:
             )
         return lambda x, arg: function(x, axis=axis)
 
-    def is_integer(self, dtype: Any) -> bool:
-        return bool(self.xp.isdtype(dtype, "integral"))
-
     # Indexes are not range-checked here: the family's `take` applies its own rule (an
     # error for array-api-strict, a fill value for JAX).
     def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
-        xp, positions = self.xp, self._positions(spec)
+        xp, positions = self.xp, self.positions(spec)
         take_along = getattr(xp, "take_along_axis", None)  # in the standard since 2024.12
         if spec.batch is None:
 
@@ -336,7 +219,7 @@ class ArrayApiBackend:
                 return take_along(x, where, axis=1)
 
             return gather
-        rows, offsets = self._rows(spec)
+        rows, offsets = rows_of(self, spec)
 
         def take_rows(x: Any, index: Any) -> Any:
             where = positions(index)
@@ -347,8 +230,6 @@ class ArrayApiBackend:
         return take_rows
 
     def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
-        if self._is_mlx:
-            return self._mlx_scatterer(spec, accumulate)
         if not self._is_jax:
             raise BackendError(
                 f"the array API standard defines no scatter, and tensorops has none for "
@@ -356,11 +237,12 @@ class ArrayApiBackend:
                 "arrays",
                 hint="convert first, e.g. tops.convert(x, 'numpy'), and back",
             )
-        positions = self._positions(spec)
+        # JAX's arrays are values: x.at[i].set(v) and .add(v) make new ones
+        positions = self.positions(spec)
         method = "add" if accumulate else "set"
         if spec.batch is None:
             return lambda x, index, values: getattr(x.at[positions(index)], method)(values)
-        rows, offsets = self._rows(spec)
+        rows, offsets = rows_of(self, spec)
         shape = (spec.batch, math.prod(spec.lengths), *rows[1:])
 
         def scatter(x: Any, index: Any, values: Any) -> Any:
@@ -370,85 +252,8 @@ class ArrayApiBackend:
 
         return scatter
 
-    def _mlx_scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
-        """MLX's scatter: ``x.at[i].add(v)``, and for set_at an assignment ``y[i] = v``.
-
-        The assignment rebinds ``y`` (MLX arrays are values) to a new array: ``y`` is a
-        fresh reshape of ``x``, so the caller's array is never changed.
-        """
-        positions = self._positions(spec)
-        reshape = self.xp.reshape
-        rows, offsets = self._rows(spec)
-        batched = spec.batch is not None
-        shape = (spec.batch, math.prod(spec.lengths), *rows[1:])
-
-        def scatter(x: Any, index: Any, values: Any) -> Any:
-            where = positions(index)
-            if batched:
-                where = where + offsets(x, where)
-            out = reshape(x, rows if batched else tuple(x.shape))  # a new array object
-            if accumulate:
-                out = out.at[where].add(values)
-            else:
-                out[where] = values
-            return reshape(out, shape) if batched else out
-
-        return scatter
-
-    def _range_check(self, spec: IndexSpec) -> Callable[[Any], Any]:
-        """The index itself, once each coordinate is checked to lie in its axis (for MLX).
-
-        MLX reads and writes outside the array for an index out of range, so the values
-        are read here (NumPy's error, word for word). Inside ``mx.compile`` or ``mx.vmap``
-        they are not known while tracing and MLX refuses to compute them: unchecked there.
-        """
-        xp, lengths = self.xp, spec.lengths
-
-        def checked(index: Any) -> Any:
-            for j, length in enumerate(lengths):
-                values = index if len(lengths) == 1 else index[..., j]
-                bad = (values < 0) | (values >= length)
-                try:
-                    if not xp.any(bad).item():
-                        continue
-                except ValueError:  # traced: "[eval] Attempting to eval an array during ..."
-                    return index
-                first = int(xp.argmax(self.reshape(bad, (-1,))).item())
-                raise spec.out_of_range(j, self.reshape(values, (-1,))[first].item())
-            return index
-
-        return checked
-
-    def _positions(self, spec: IndexSpec) -> Callable[[Any], Any]:
-        """The positions an index reads in the merged indexed axes: ``(i0 * n1 + i1) * n2 ...``."""
-        lengths = spec.lengths
-        checked = self._range_check(spec) if self._is_mlx else None
-        if len(lengths) == 1:
-            return checked or (lambda index: index)
-
-        def positions(index: Any) -> Any:
-            if checked is not None:
-                index = checked(index)
-            flat = index[..., 0]
-            for j in range(1, len(lengths)):
-                flat = flat * lengths[j] + index[..., j]
-            return flat
-
-        return positions
-
-    def _rows(self, spec: IndexSpec) -> tuple[tuple[int, ...], Callable[[Any, Any], Any]]:
-        """The batched array as rows (batch and indexed axes merged), and each batch's offset."""
-        xp, batch, size = self.xp, spec.batch or 1, math.prod(spec.lengths)
-        rows = (batch * size,) if spec.channels is None else (batch * size, spec.channels)
-
-        def offsets(x: Any, where: Any) -> Any:
-            starts = xp.arange(0, batch * size, size, dtype=where.dtype, **self._placed(x))
-            return self.reshape(starts, (batch, 1))
-
-        return rows, offsets
-
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
-        return self.xp.broadcast_to(x, shape)
+        return self.xp.broadcast_to(x, shape_values(shape))
 
     def stack(self, xs: Sequence[Any]) -> Any:
         return self.xp.stack(list(xs), axis=0)
@@ -456,47 +261,19 @@ class ArrayApiBackend:
     def concat(self, xs: Sequence[Any], axis: int) -> Any:
         return self.xp.concat(list(xs), axis=axis)
 
-    def split(self, x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
-        # The standard has no split with sizes; basic slicing is standard and gives views.
-        return split_by_slicing(x, sizes, axis)
-
     def matmul(self, a: Any, b: Any) -> Any:
-        xp = self.xp
-        if self._is_mlx and not (_inexact(xp, a.dtype) or _inexact(xp, b.dtype)):
-            # MLX multiplies matrices of floating dtypes only: integers and bools are
-            # multiplied and summed exactly, as NumPy's matmul does (bool: any of the ands)
-            products = xp.expand_dims(a, -1) * xp.expand_dims(b, -3)
-            return _exact_sum(xp, products, (products.ndim - 2,))
-        return xp.matmul(a, b)
-
-    def multiply(self, a: Any, b: Any) -> Any:
-        return self.xp.multiply(a, b)
+        return self.xp.matmul(a, b)
 
     def astype(self, x: Any, dtype: Any, casting: str = "unsafe") -> Any:
         return self.xp.astype(x, dtype)
 
-    def ordered(self, x: Any, order: str) -> Any:
-        raise BackendError(
-            f"order={order!r}: the array API has no memory order ({self.namespace})",
-            hint="leave order out; only NumPy arrays take order='C' or 'F'",
-        )
-
-    def write(self, out: Any, x: Any, casting: str) -> Any:
-        raise BackendError(
-            f"out=: the array API cannot write into an array ({self.namespace})",
-            hint="NumPy arrays and torch tensors take out=; use the returned array",
-        )
-
     def result_type(self, xs: Sequence[Any]) -> Any:
         return self.xp.result_type(*xs)
-
-    def constant(self, value: complex, like: Any) -> Any:
-        return self.astype(self.scalar(value, like), like.dtype)
 
     def scalar(self, value: complex, like: Any) -> Any:
         kinds = next(kinds for cls, kinds in _SCALAR_KINDS if isinstance(value, cls))
         dtype = like.dtype if self.xp.isdtype(like.dtype, kinds) else None
-        return self.xp.asarray(value, dtype=dtype, **self._placed(like))
+        return self.xp.asarray(value, dtype=dtype, **self.placed(like))
 
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         ndim = len(x.shape)
@@ -505,21 +282,17 @@ class ArrayApiBackend:
         order = (*(i for i in range(ndim) if i not in (axis1, axis2)), axis1, axis2)
         if order != tuple(range(ndim)):
             x = self.xp.permute_dims(x, order)
+        return self._last_diagonal(x)
+
+    def _last_diagonal(self, x: Any) -> Any:
+        """The diagonal of the last two axes, moved last."""
         if self._linalg_diagonal is not None:
             return self._linalg_diagonal(x)
-        if self._is_mlx:  # no linalg.diagonal; NumPy's diagonal, which moves it last
-            return self.xp.diagonal(x, axis1=-2, axis2=-1)
         # Without the linalg extension: in the flattened (n * n) last axis the diagonal is
         # every (n + 1)-th element, and a step slice is standard.
         n = x.shape[-1]
         flat = self.xp.reshape(x, (*x.shape[:-2], n * n))
         return flat[..., :: n + 1]
-
-    def sizes(self, x: Any) -> tuple[Any, ...]:
-        return tuple(x.shape)
-
-    def traced(self, shapes: Any) -> bool:
-        return False
 
     def to_numpy(self, x: Any) -> Any:
         if self.is_dask:
@@ -528,8 +301,6 @@ class ArrayApiBackend:
         if self._is_cupy:
             # CuPy refuses implicit device-to-host copies (np.asarray raises); .get() copies.
             return x.get()
-        if self._is_mlx and x.dtype == self.xp.bfloat16:
-            x = self.xp.astype(x, self.xp.float32)  # NumPy has no bfloat16: widened, as torch's
         try:
             # Zero-copy for host memory. The producer decides whether the view is
             # writable: JAX arrays are immutable and come back read-only.
@@ -541,97 +312,18 @@ class ArrayApiBackend:
         return f"ArrayApiBackend({self.namespace})"
 
 
-def _broadcast_einsum(xp: Any, equation: str) -> Callable[..., Any]:
-    """An einsum of integer or bool operands (no diagonal), exact: broadcast, multiply, sum.
+def rows_of(
+    adapter: ArrayApiBackend, spec: IndexSpec
+) -> tuple[tuple[int, ...], Callable[[Any, Any], Any]]:
+    """The batched array as rows (batch and indexed axes merged), and each batch's offset."""
+    xp, batch, size = adapter.xp, spec.batch or 1, math.prod(spec.lengths)
+    rows = (batch * size,) if spec.channels is None else (batch * size, spec.channels)
 
-    For the tiny pairs an einsummer is given: every operand is laid out along all the
-    equation's axes (length 1 where it lacks one), and the product summed over the axes
-    missing from the output (``any`` for bools, as NumPy's einsum).
-    """
-    inputs, output = equation.split("->")
-    terms = inputs.split(",")
-    letters = "".join(dict.fromkeys("".join(terms) + output))
-    layouts = []
-    for term in terms:
-        order = tuple(sorted(range(len(term)), key=lambda i: letters.index(term[i])))
-        shape = [(letter, letter in term) for letter in letters]
-        layouts.append((order, shape))
-    summed = tuple(i for i, letter in enumerate(letters) if letter not in output)
-    kept = [letter for letter in letters if letter in output]
-    final = tuple(kept.index(letter) for letter in output)
+    def offsets(x: Any, where: Any) -> Any:
+        starts = xp.arange(0, batch * size, size, dtype=where.dtype, **adapter.placed(x))
+        return adapter.reshape(starts, (batch, 1))
 
-    def einsum(*operands: Any) -> Any:
-        product = None
-        for x, (order, shape) in zip(operands, layouts, strict=True):
-            sizes = iter(x.shape[i] for i in order)
-            laid = xp.reshape(
-                xp.permute_dims(x, order), tuple(next(sizes) if has else 1 for _, has in shape)
-            )
-            product = laid if product is None else product * laid
-        assert product is not None
-        if summed:
-            product = _exact_sum(xp, product, summed)
-        return xp.permute_dims(product, final)
-
-    return einsum
-
-
-def _exact_sum(xp: Any, x: Any, axes: tuple[int, ...]) -> Any:
-    """The sum of an MLX product over `axes` in its own dtype (``any`` for bools, as NumPy)."""
-    if x.dtype == xp.bool_:
-        return _without_empty_kernels(xp, xp.any, "any")(x, axis=axes)
-    return xp.astype(_without_empty_kernels(xp, xp.sum, "sum")(x, axis=axes), x.dtype)
-
-
-#: What a reduction over no elements gives, as NumPy answers it; the others (max, min,
-#: argmax, argmin, logsumexp) have no answer, and MLX refuses them before computing.
-_EMPTY_REDUCTIONS: dict[str, float] = {
-    "sum": 0,
-    "prod": 1,
-    "any": False,
-    "all": True,
-    "mean": math.nan,
-    "var": math.nan,
-    "std": math.nan,
-}
-
-
-def _without_empty_kernels(
-    xp: Any, function: Callable[..., Any], reduction: str
-) -> Callable[..., Any]:
-    """MLX's `function`, answered without a kernel where an axis reduced over is empty.
-
-    MLX's CPU reduction kernels (0.32) may loop forever on an axis of length 0 beside
-    axes that are kept: ``mx.sum(mx.array(np.zeros((3, 0))), axis=1)`` hangs in about
-    one call of three. Such a result holds only the reduction's identity.
-    """
-    fill = _EMPTY_REDUCTIONS.get(reduction)
-    if fill is None:
-        return function
-
-    def reduce(x: Any, axis: tuple[int, ...]) -> Any:
-        shape = tuple(x.shape)
-        if 0 not in shape or all(shape[i] for i in axis):
-            return function(x, axis=axis)
-        # the dtype MLX gives this reduction, from a one-element stand-in (never computed)
-        dtype = function(xp.zeros((1,) * len(shape), dtype=x.dtype), axis=axis).dtype
-        kept = tuple(n for i, n in enumerate(shape) if i not in {a % len(shape) for a in axis})
-        return xp.full(kept, fill, dtype=dtype)
-
-    return reduce
-
-
-def _signed(xp: Any, function: Callable[..., Any]) -> Callable[..., Any]:
-    """MLX's argmax / argmin / argsort, giving its indexing dtype (int32), not uint32.
-
-    Signed as every other family's indices, so that they can be subtracted and offset.
-    """
-    dtype = xp.__array_namespace_info__().default_dtypes()["indexing"]
-    return lambda x, axis: xp.astype(function(x, axis=axis), dtype)
-
-
-def _inexact(xp: Any, dtype: Any) -> bool:
-    return bool(xp.isdtype(dtype, ("real floating", "complex floating")))
+    return rows, offsets
 
 
 def _device(x: Any) -> Any:
@@ -646,3 +338,6 @@ def _device(x: Any) -> Any:
         return device(x)
     except AttributeError:
         return None
+
+
+_CHECK: type[Backend] = ArrayApiBackend

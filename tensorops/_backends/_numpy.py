@@ -10,10 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorops._errors import FRAMEWORK_ERRORS, ArgumentError, BackendError, ShapeError
-from tensorops._types import Executor, IndexSpec
+from tensorops._backends._base import AdapterBase
+from tensorops._errors import FRAMEWORK_ERRORS, ArgumentError, BackendError
+from tensorops._types import Backend, Executor, IndexSpec
 
-__all__ = ["NumpyBackend", "reduced_last", "split_by_slicing"]
+__all__ = ["ADAPTER", "NumpyBackend"]
 
 
 def _quiet() -> Any:
@@ -53,8 +54,6 @@ _REDUCE: dict[str, Callable[..., Any]] = {
     "prod": np.multiply.reduce,
     "any": np.logical_or.reduce,
     "all": np.logical_and.reduce,
-    "argmax": lambda x, axes: _flat_arg(x, axes, np.ndarray.argmax),
-    "argmin": lambda x, axes: _flat_arg(x, axes, np.ndarray.argmin),
     "logsumexp": _logsumexp,
     "var": np.ndarray.var,  # population (ddof=0), as NumPy's default
     "std": np.ndarray.std,
@@ -70,48 +69,11 @@ _ELEMENTWISE: dict[str, Callable[..., Any]] = {
     "logaddexp": np.logaddexp,
     "where": np.where,
 }
-#: argmax / argmin over one axis: the method itself, called with that axis.
+#: argmax / argmin along one axis: the method itself (several: `AdapterBase.arg_reduction`).
 _ONE_AXIS: dict[str, Callable[..., Any]] = {
     "argmax": np.ndarray.argmax,
     "argmin": np.ndarray.argmin,
 }
-
-
-def reduced_last(shape: Sequence[int], axes: tuple[int, ...]) -> tuple[tuple[int, ...] | None, int]:
-    """How to bring `axes` of an array of `shape` last, in order: (permutation or None, start).
-
-    Their flattened positions are what argmax / argmin over several axes return.
-    """
-    ndim = len(shape)
-    start = ndim - len(axes)
-    if axes == tuple(range(start, ndim)):
-        return None, start
-    return (*(i for i in range(ndim) if i not in axes), *axes), start
-
-
-def _flat_arg(x: Any, axes: tuple[int, ...], method: Callable[..., Any]) -> Any:
-    """The argmax / argmin over `axes` flattened in their order (as if written ``(h w)``)."""
-    perm, start = reduced_last(x.shape, axes)
-    if perm is not None:
-        x = x.transpose(perm)
-    return method(x.reshape(*x.shape[:start], math.prod(x.shape[start:])), -1)
-
-
-def split_by_slicing(x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
-    """Consecutive pieces of ``x`` along ``axis`` by basic slicing (views in every library).
-
-    The index ends with ``...``: the array API standard requires every axis to be covered.
-    """
-    if axis < 0:
-        axis += len(x.shape)
-    lead = (slice(None),) * axis
-    pieces = []
-    start = 0
-    for size in sizes:
-        index = (*lead, slice(start, start + size), ...)
-        pieces.append(x[index])
-        start += size
-    return pieces
 
 
 def _c_einsum() -> Callable[..., Any]:
@@ -129,11 +91,13 @@ def _c_einsum() -> Callable[..., Any]:
 _C_EINSUM = _c_einsum()
 
 
-class NumpyBackend:
+class NumpyBackend(AdapterBase):
     """Primitives for ``numpy.ndarray`` (and NumPy scalars, treated as 0-d arrays)."""
 
     __slots__ = ()
     name: str = "numpy"
+    written_class = np.ndarray
+    written_name = "numpy array"
 
     # Methods, not np.reshape / np.transpose: the functions add array-function dispatch,
     # which costs more than the call itself on small arrays. NumPy scalars have both methods.
@@ -143,9 +107,8 @@ class NumpyBackend:
     def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
         return x.transpose(axes)
 
-    def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
-        return self.reducer(reduction, axes)(x, None)
-
+    # The one-call executors call the methods directly: benchmarks/overhead.py's rows are
+    # that call and little else.
     def permuter(self, axes: tuple[int, ...]) -> Executor:
         def permute(x: Any, arg: Any) -> Any:
             return x.transpose(axes)
@@ -159,10 +122,13 @@ class NumpyBackend:
         return reshape
 
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
-        function = _REDUCE[reduction]
+        function = _REDUCE.get(reduction)
         where: Any = axes
-        if reduction in _ONE_AXIS and len(axes) == 1:
-            function, where = _ONE_AXIS[reduction], axes[0]
+        if reduction in _ONE_AXIS:
+            function = self.arg_reduction(_ONE_AXIS[reduction])
+            if len(axes) == 1:
+                function, where = _ONE_AXIS[reduction], axes[0]
+        assert function is not None
 
         def reduce(x: Any, arg: Any) -> Any:
             try:
@@ -189,6 +155,7 @@ class NumpyBackend:
 
         return einsum
 
+    # in place where it can: fewer temporaries than the composite
     def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
         def softmax(x: Any, arg: Any) -> Any:
             shifted = x - np.maximum.reduce(x, axes, keepdims=True)
@@ -200,15 +167,6 @@ class NumpyBackend:
             return exp
 
         return softmax
-
-    def flipper(self, axes: tuple[int, ...]) -> Executor:
-        # basic slicing: a view, without np.flip's array-function dispatch
-        index = tuple(slice(None, None, -1 if i in axes else 1) for i in range(max(axes) + 1))
-
-        def flip(x: Any, arg: Any) -> Any:
-            return x[index]
-
-        return flip
 
     def roller(self, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Executor:
         def roll(x: Any, arg: Any) -> Any:
@@ -234,9 +192,6 @@ class NumpyBackend:
     def cumsummer(self, axis: int) -> Executor:
         return lambda x, arg: np.cumsum(x, axis)
 
-    def is_integer(self, dtype: Any) -> bool:
-        return bool(np.issubdtype(dtype, np.integer))
-
     def dtype_kind(self, dtype: Any) -> str:
         kind = np.dtype(dtype).kind
         return "i" if kind == "u" else kind if kind in "bifc" else "O"
@@ -247,7 +202,7 @@ class NumpyBackend:
         # the dtype np.exp gives: float16 for (u)int8 and bool, float32 for int16, ...
         return x.astype(np.result_type(x.dtype, np.float16))
 
-    def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
+    def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         top = np.maximum.reduce(x, axis, keepdims=True)
         top[~np.isfinite(top)] = 0
         shifted = np.subtract(x, top)
@@ -258,18 +213,6 @@ class NumpyBackend:
     def log(self, x: Any) -> Any:
         with _quiet():
             return np.log(x)
-
-    def logaddexp(self, a: Any, b: Any) -> Any:
-        return np.logaddexp(a, b)
-
-    def maximum(self, a: Any, b: Any) -> Any:
-        return np.maximum(a, b)
-
-    def minimum(self, a: Any, b: Any) -> Any:
-        return np.minimum(a, b)
-
-    def where(self, condition: Any, a: Any, b: Any) -> Any:
-        return np.where(condition, a, b)
 
     def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
         return _ELEMENTWISE[name]  # the ufuncs take Python numbers as NumPy's operators do
@@ -283,6 +226,7 @@ class NumpyBackend:
     def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
         return np.full(shape, value, dtype=like.dtype)
 
+    # positions by numpy.ravel_multi_index, which checks the range and merges in one call
     def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
         positions = _positions(spec, merge_batch=True)
         if spec.batch is None:
@@ -327,14 +271,8 @@ class NumpyBackend:
     def concat(self, xs: Sequence[Any], axis: int) -> Any:
         return np.concatenate(xs, axis=axis)
 
-    def split(self, x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
-        return split_by_slicing(np.asarray(x), sizes, axis)
-
     def matmul(self, a: Any, b: Any) -> Any:
         return np.matmul(a, b)
-
-    def multiply(self, a: Any, b: Any) -> Any:
-        return np.multiply(a, b)
 
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         return np.diagonal(x, axis1=axis1, axis2=axis2)
@@ -347,14 +285,10 @@ class NumpyBackend:
             )
         return x.astype(dtype, casting=casting, copy=False)
 
-    def ordered(self, x: Any, order: str) -> Any:
+    def ordered(self, x: Any, order: str) -> Any:  # both orders, not only C
         return np.asarray(x, order=order)  # type: ignore[call-overload]
 
-    def write(self, out: Any, x: Any, casting: str) -> Any:
-        if not isinstance(out, np.ndarray):
-            raise BackendError(f"out must be a numpy array here, got {type(out).__name__}")
-        if out.shape != np.shape(x):
-            raise ShapeError(f"out has shape {out.shape} but the result has shape {np.shape(x)}")
+    def assign(self, out: Any, x: Any, casting: str) -> Any:
         np.copyto(out, x, casting=casting)  # type: ignore[arg-type]
         return out
 
@@ -362,22 +296,21 @@ class NumpyBackend:
         return np.result_type(*xs)
 
     def constant(self, value: complex, like: Any) -> Any:
+        # a cast, not np.full: an int out of the dtype's range wraps, as set_at's values do
         return np.asarray(value).astype(like.dtype)
 
     def scalar(self, value: complex, like: Any) -> Any:
         return np.asarray(value)  # numpy.einsum's rule: int64 / float64 / complex128 / bool
-
-    def sizes(self, x: Any) -> tuple[Any, ...]:
-        return tuple(x.shape)
-
-    def traced(self, shapes: Any) -> bool:
-        return False
 
     def to_numpy(self, x: Any) -> Any:
         return np.asarray(x)
 
     def __repr__(self) -> str:
         return "NumpyBackend()"
+
+
+#: The one adapter (`tensorops._backends.NUMPY_BACKEND`).
+ADAPTER: Backend = NumpyBackend()
 
 
 def _rows(spec: IndexSpec) -> tuple[int, ...]:

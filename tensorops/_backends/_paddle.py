@@ -22,37 +22,12 @@ from typing import Any
 import numpy as np
 import paddle
 
-from tensorops._backends._numpy import split_by_slicing
-from tensorops._backends._paddle_kernels import (
-    BOOL,
-    ELEMENTWISE,
-    EMPTY,
-    FROM_NUMPY,
-    INTEGERS,
-    OPERATORS,
-    REDUCERS,
-    TENSORS,
-    VALUE,
-    WIDENED,
-    broadcast_where,
-    dtype_kind,
-    eager_or,
-    exact_exp,
-    first_line,
-    floating,
-    index_positions,
-    kind_rank,
-    logaddexp,
-    max_shift,
-    place_of,
-    promote,
-    widening,
-    widening_results,
-    with_promotion,
-)
-from tensorops._errors import FRAMEWORK_ERRORS, BackendError, ShapeError, dtype_name
+from tensorops._backends import _paddle_kernels as kernels
+from tensorops._backends._base import AdapterBase
+from tensorops._errors import FRAMEWORK_ERRORS, BackendError, dtype_name
 from tensorops._imports import when_ready
-from tensorops._types import Executor, IndexSpec
+from tensorops._staging.sizes import shape_values
+from tensorops._types import Backend, Executor, IndexSpec
 
 __all__ = [
     "ADAPTER",
@@ -66,7 +41,11 @@ __all__ = [
 ]
 
 #: The types the registry enters for this adapter as soon as paddle is imported.
-TENSOR_TYPES = (paddle.Tensor, getattr(paddle.base.framework, "EagerParamBase", VALUE), VALUE)
+TENSOR_TYPES = (
+    paddle.Tensor,
+    getattr(paddle.base.framework, "EagerParamBase", kernels.VALUE),
+    kernels.VALUE,
+)
 
 #: The types of paddle's ``x.shape``: lists (paddle 3's ``Size`` subclasses list), which
 #: cannot key the plan cache; the fast path keys it with `PaddleBackend.sizes` instead.
@@ -74,9 +53,9 @@ SHAPE_TYPES = (list, *(cls for cls in [getattr(paddle.base.libpaddle, "Size", No
 
 #: The functions the adapter reshapes, permutes and expands with: paddle's C++ ops for
 #: eager tensors (`tensorops._backends._paddle_kernels.DIRECT`), the public ones otherwise.
-TRANSPOSE = eager_or("transpose", paddle.transpose)
-RESHAPE = eager_or("reshape", paddle.reshape)
-EXPAND = eager_or("expand", paddle.expand)
+TRANSPOSE = kernels.eager_or("transpose", paddle.transpose)
+RESHAPE = kernels.eager_or("reshape", paddle.reshape)
+EXPAND = kernels.eager_or("expand", paddle.expand)
 
 
 # to_static's AST mode rewrites the source of every function it calls into, unless its
@@ -107,7 +86,7 @@ def _called_as_they_are() -> None:
 when_ready(_called_as_they_are)  # paddle imported first: tensorops is still importing
 
 
-def adapter_for(x: Any) -> PaddleBackend | None:
+def adapter_for(x: Any) -> Backend | None:
     """The adapter for a paddle tensor (a parameter, a static value), None for anything else.
 
     Examples:
@@ -115,35 +94,45 @@ def adapter_for(x: Any) -> PaddleBackend | None:
         >>> adapter_for(paddle.ones([2])), adapter_for([1.0])
         (PaddleBackend(), None)
     """
-    return ADAPTER if isinstance(x, TENSORS) else None
+    return ADAPTER if isinstance(x, kernels.TENSORS) else None
 
 
-class PaddleBackend:
-    """Primitives for ``paddle.Tensor`` (parameters included) and static ``pir.Value``."""
+class PaddleBackend(AdapterBase):
+    """Primitives for ``paddle.Tensor`` (parameters included) and static ``pir.Value``.
+
+    Under ``paddle.jit.to_static`` with an ``InputSpec`` of unknown lengths (``None``,
+    which paddle shows as ``-1``) a length is read as a run-time size whose value is
+    ``paddle.shape(x)[i]``: the static program computes it from its input.
+    """
 
     __slots__ = ()
     name: str = "paddle"
+    staged_as = "in a paddle.jit.to_static program"
+    written_class = paddle.Tensor
+    written_name = "paddle tensor"
+    c_ordered = True
 
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
-        return RESHAPE(x, list(shape))
+        return RESHAPE(x, list(shape_values(shape)))
 
     def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
         return TRANSPOSE(x, list(axes)) if axes else x
 
-    def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
-        return self.reducer(reduction, axes)(x, None)
-
+    # the one-call executors hold their arguments as lists, made once
     def permuter(self, axes: tuple[int, ...]) -> Executor:
         perm, transpose = list(axes), TRANSPOSE
         return lambda x, arg: transpose(x, perm) if perm else x
 
     def reshaper(self, shape: tuple[int, ...]) -> Executor:
-        sizes, reshape = list(shape), RESHAPE
+        sizes, reshape = list(shape_values(shape)), RESHAPE
         return lambda x, arg: reshape(x, sizes)
 
-    @widening_results
+    @kernels.widening_results
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
-        function, where, empty = REDUCERS[reduction], list(axes), EMPTY.get(reduction)
+        function = kernels.REDUCERS.get(reduction)
+        if function is None:  # argmax / argmin
+            function = self.arg_reduction(kernels.ONE_AXIS[reduction])
+        where, empty = list(axes), kernels.EMPTY.get(reduction)
 
         def reduce(x: Any, arg: Any) -> Any:
             if not where:
@@ -158,123 +147,116 @@ class PaddleBackend:
                 raise BackendError(
                     f"cannot take the {reduction} over axes {axes} of a paddle tensor with "
                     f"shape {tuple(x.shape)} and dtype {dtype_name(x.dtype)}: "
-                    f"{first_line(error)}"
+                    f"{kernels.first_line(error)}"
                 ) from None
 
         return reduce
 
-    def einsummer(self, equation: str) -> Callable[..., Any] | None:
-        return None  # paddle.einsum parses in Python: the planned program is not slower
+    # paddle.einsum parses in Python: the planned program is not slower (no einsummer)
 
-    @widening_results
+    @kernels.widening_results
     def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
         # Not paddle's softmax and log_softmax: their CPU kernels clip the shifted input at
-        # -64, so exact_exp(-inf) comes out as 1.6e-28 and a log-probability floors at -64.
+        # -64, so kernels.exact_exp(-inf) comes out as 1.6e-28 and a log-probability floors at -64.
         where = list(axes)
 
         def softmax(x: Any, arg: Any) -> Any:
-            x = floating(x)
-            shifted = x - max_shift(x, where)[1]
+            x = kernels.floating(x)
+            shifted = x - kernels.max_shift(x, where)[1]
             if log:
-                return shifted - paddle.log(paddle.sum(exact_exp(shifted), where, keepdim=True))
-            exp = exact_exp(shifted)
+                return shifted - paddle.log(
+                    paddle.sum(kernels.exact_exp(shifted), where, keepdim=True)
+                )
+            exp = kernels.exact_exp(shifted)
             return exp / paddle.sum(exp, where, keepdim=True)
 
         return softmax
 
-    @widening_results
-    def flipper(self, axes: tuple[int, ...]) -> Executor:
-        return lambda x, arg: paddle.flip(x, axis=list(axes))
-
-    @widening_results
+    @kernels.widening_results
     def roller(self, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Executor:
         return lambda x, arg: paddle.roll(x, shifts=list(shifts), axis=list(axes))
 
-    @widening_results
+    @kernels.widening_results
     def sorter(self, axis: int, descending: bool, indices: bool) -> Executor:
         function = paddle.argsort if indices else paddle.sort
 
         def sort(x: Any, arg: Any) -> Any:
             # paddle has no sort kernel for bools: sorted as 0 / 1, the values cast back
-            keys = x.astype(paddle.int32) if x.dtype == BOOL else x
+            keys = x.astype(paddle.int32) if x.dtype == kernels.BOOL else x
             out = function(keys, axis=axis, descending=descending, stable=True)
-            return out if indices or x.dtype != BOOL else out.astype(BOOL)
+            return out if indices or x.dtype != kernels.BOOL else out.astype(kernels.BOOL)
 
         return sort
 
-    @widening_results
+    @kernels.widening_results
     def cumsummer(self, axis: int) -> Executor:
         # paddle has no cumsum kernel for bools; NumPy counts them in int64
         def cumsum(x: Any, arg: Any) -> Any:
-            return paddle.cumsum(x.astype(paddle.int64) if x.dtype == BOOL else x, axis=axis)
+            return paddle.cumsum(
+                x.astype(paddle.int64) if x.dtype == kernels.BOOL else x, axis=axis
+            )
 
         return cumsum
 
-    def is_integer(self, dtype: Any) -> bool:
-        return dtype in INTEGERS
-
     def dtype_kind(self, dtype: Any) -> str:
-        return dtype_kind(dtype)
+        return kernels.dtype_kind(dtype)
 
     def floating(self, x: Any) -> Any:
-        return floating(x)
+        return kernels.floating(x)
 
-    @widening
-    def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
+    @kernels.widening
+    def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         # detached: the result does not depend on the shift, so no gradient need flow there
-        top = max_shift(x, [axis])[1]
-        return exact_exp(x - top), top
+        top = kernels.max_shift(x, [axis] if isinstance(axis, int) else list(axis))[1]
+        return kernels.exact_exp(x - top), top
 
-    @widening
+    @kernels.widening
     def log(self, x: Any) -> Any:
         return paddle.log(x)
 
-    @widening
-    def logaddexp(self, a: Any, b: Any) -> Any:
-        return with_promotion(logaddexp)(a, b)
-
-    @widening
-    def maximum(self, a: Any, b: Any) -> Any:
-        return with_promotion(paddle.maximum)(a, b)
-
-    @widening
-    def minimum(self, a: Any, b: Any) -> Any:
-        return with_promotion(paddle.minimum)(a, b)
-
-    @widening
-    def where(self, condition: Any, a: Any, b: Any) -> Any:
-        return with_promotion(broadcast_where, first=1)(condition, a, b)
-
-    @widening_results
+    @kernels.widening_results
     def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
-        if numbers and name in OPERATORS:  # paddle's operators take a number on either side
-            return OPERATORS[name]
+        if numbers and name in kernels.OPERATORS:  # paddle's operators take a number on either side
+            return kernels.OPERATORS[name]
         first = 1 if name == "where" else 0  # the condition takes no part in the promotion
-        promoted = with_promotion(ELEMENTWISE[name], first)
+        promoted = kernels.with_promotion(kernels.ELEMENTWISE[name], first)
         if not numbers:
             return promoted
 
         def with_numbers(*operands: Any) -> Any:
-            like = next((x for x in operands[first:] if isinstance(x, TENSORS)), operands[0])
+            like = next(
+                (x for x in operands[first:] if isinstance(x, kernels.TENSORS)), operands[0]
+            )
             return promoted(
-                *(x if isinstance(x, TENSORS) else self.scalar(x, like) for x in operands)
+                *(x if isinstance(x, kernels.TENSORS) else self.scalar(x, like) for x in operands)
             )
 
         return with_numbers
 
-    @widening
+    @kernels.widening
     def take(self, x: Any, index: Any) -> Any:
         return paddle.take(x, index)  # x read as flattened, the result shaped as index
 
     def arange(self, n: int, like: Any) -> Any:
-        return paddle.arange(n, dtype=paddle.int64, device=place_of(like))
+        return paddle.arange(n, dtype=paddle.int64, device=kernels.place_of(like))
 
     def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
-        return paddle.full(list(shape), value, dtype=like.dtype, device=place_of(like))
+        return paddle.full(
+            list(shape_values(shape)), value, dtype=like.dtype, device=kernels.place_of(like)
+        )
 
-    @widening_results
+    def wide_index(self, index: Any, spec: IndexSpec) -> Any:
+        # paddle's kernels take int32 and int64 indexes; merged positions are int64
+        if len(spec.lengths) > 1 or spec.index_dtype not in kernels.INDEX_DTYPES:
+            return index.astype(paddle.int64)
+        return index
+
+    def values_known(self, x: Any) -> bool:
+        return isinstance(x, paddle.Tensor)  # not a value of a static program
+
+    @kernels.widening_results
     def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
-        positions, channels = index_positions(spec), spec.channels
+        positions, channels = self.positions(spec), spec.channels
         if spec.batch is None:
 
             def take(x: Any, index: Any) -> Any:
@@ -292,9 +274,9 @@ class PaddleBackend:
 
         return gather
 
-    @widening_results
+    @kernels.widening_results
     def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
-        positions, channels = index_positions(spec), spec.channels
+        positions, channels = self.positions(spec), spec.channels
         if spec.batch is None:
 
             def scatter(x: Any, index: Any, values: Any) -> Any:
@@ -316,7 +298,7 @@ class PaddleBackend:
         return put
 
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
-        return EXPAND(x, list(shape))
+        return EXPAND(x, list(shape_values(shape)))
 
     def stack(self, xs: Sequence[Any]) -> Any:
         return paddle.stack(list(xs), axis=0)
@@ -324,51 +306,29 @@ class PaddleBackend:
     def concat(self, xs: Sequence[Any], axis: int) -> Any:
         return paddle.concat(list(xs), axis=axis)
 
-    def split(self, x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
-        # basic slicing gives views, and takes pieces of length 0 (paddle.split does not)
-        return split_by_slicing(x, sizes, axis)
-
-    @widening
+    @kernels.widening
     def matmul(self, a: Any, b: Any) -> Any:
         return paddle.matmul(a, b)
 
-    @widening
-    def multiply(self, a: Any, b: Any) -> Any:
-        return paddle.multiply(a, b)
-
-    @widening
+    @kernels.widening
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         return paddle.diagonal(x, 0, axis1, axis2)  # moved last, as NumPy's
 
     def astype(self, x: Any, dtype: Any, casting: str = "unsafe") -> Any:
         return x if x.dtype == dtype else x.astype(dtype)  # paddle has no casting rule
 
-    def ordered(self, x: Any, order: str) -> Any:
-        if order == "C":
-            return x.contiguous() if isinstance(x, paddle.Tensor) else x
-        raise BackendError(
-            f"order={order!r}: paddle tensors are laid out in C order",
-            hint="leave order out; only NumPy arrays take order='F'",
-        )
+    def contiguous(self, x: Any) -> Any:
+        return x.contiguous() if isinstance(x, paddle.Tensor) else x
 
-    def write(self, out: Any, x: Any, casting: str) -> Any:
-        if not isinstance(out, paddle.Tensor):
-            raise BackendError(f"out must be a paddle tensor here, got {type(out).__name__}")
-        if tuple(out.shape) != tuple(x.shape):
-            raise ShapeError(
-                f"out has shape {tuple(out.shape)} but the result has shape {tuple(x.shape)}"
-            )
+    def assign(self, out: Any, x: Any, casting: str) -> Any:
         paddle.assign(self.astype(x, out.dtype), out)
         return out
 
     def result_type(self, xs: Sequence[Any]) -> Any:
         dtype = xs[0].dtype
         for x in xs[1:]:
-            dtype = promote(dtype, x.dtype)
+            dtype = kernels.promote(dtype, x.dtype)
         return dtype
-
-    def constant(self, value: complex, like: Any) -> Any:
-        return paddle.full([], value, dtype=like.dtype, device=place_of(like))
 
     def scalar(self, value: complex, like: Any) -> Any:
         # paddle's rule for `like * value`: the tensor's dtype where the number's kind fits
@@ -376,11 +336,11 @@ class PaddleBackend:
         kind = 0 if isinstance(value, bool) else 1 if isinstance(value, int) else 2
         kind += isinstance(value, complex)
         dtype = like.dtype
-        if kind > kind_rank(dtype):
+        if kind > kernels.kind_rank(dtype):
             default = paddle.get_default_dtype()
             complex_default = "complex128" if default == "float64" else "complex64"
             dtype = (paddle.int64, default, complex_default)[kind - 1]
-        return paddle.full([], value, dtype=dtype, device=place_of(like))
+        return paddle.full([], value, dtype=dtype, device=kernels.place_of(like))
 
     def to_numpy(self, x: Any) -> Any:
         if not isinstance(x, paddle.Tensor):
@@ -390,7 +350,7 @@ class PaddleBackend:
                 hint="convert the tensors the to_static function returns, outside of it",
             )
         x = x.detach()  # DLPack refuses tensors that require gradients
-        if x.dtype in WIDENED:
+        if x.dtype in kernels.WIDENED:
             x = x.astype(paddle.float32)
         if not x.place.is_cpu_place():
             x = x.cpu()
@@ -412,7 +372,7 @@ class PaddleBackend:
             paddle.Size([3])
         """
         a = np.asarray(a)
-        dtype = FROM_NUMPY.get(a.dtype.newbyteorder("="))
+        dtype = kernels.FROM_NUMPY.get(a.dtype.newbyteorder("="))
         if dtype is None:
             raise BackendError(
                 f"cannot convert a numpy array of dtype {a.dtype} to paddle: paddle has no "
@@ -435,25 +395,28 @@ class PaddleBackend:
             return paddle.to_tensor(a, place=device)
         except (BufferError, TypeError, RuntimeError, ValueError) as error:
             raise BackendError(
-                f"cannot make a paddle tensor on {device!r}: {first_line(error)}"
+                f"cannot make a paddle tensor on {device!r}: {kernels.first_line(error)}"
             ) from None
 
-    def sizes(self, x: Any) -> tuple[Any, ...]:
+    def static_shape(self, x: Any) -> tuple[Any, ...]:
         shape = tuple(x.shape)  # ints, and -1 for a length to_static does not know
-        if x.__class__ is not paddle.Tensor and min(shape, default=0) < 0:
-            # to_static with an InputSpec of unknown lengths (None): the plans need them
-            raise BackendError(
-                f"a paddle static value of shape {list(shape)} has axes of unknown length: "
-                "tensorops plans from concrete lengths",
-                hint="give paddle.jit.to_static an InputSpec with every length, or none",
-            )
-        return shape
+        if x.__class__ is paddle.Tensor or min(shape, default=0) >= 0:
+            return shape
+        return tuple(None if n < 0 else n for n in shape)
 
-    def traced(self, shapes: Any) -> bool:
-        return False
+    def run_time_shape(self, x: Any) -> Any:
+        return paddle.shape(x)
+
+    def is_length(self, value: Any) -> bool:
+        # parse_shape's run-time lengths in a static program: 0-d integer values
+        return (
+            isinstance(value, kernels.VALUE)
+            and len(value.shape) == 0
+            and kernels.dtype_kind(value.dtype) == "i"
+        )
 
     def __repr__(self) -> str:
         return "PaddleBackend()"
 
 
-ADAPTER = PaddleBackend()
+ADAPTER: Backend = PaddleBackend()

@@ -23,9 +23,8 @@ from typing import Any, TypeVar
 import numpy as np
 import paddle
 
-from tensorops._backends._numpy import reduced_last
+from tensorops._backends._base import reduced_last
 from tensorops._errors import BackendError, dtype_name
-from tensorops._types import IndexSpec
 
 __all__ = [
     "BOOL",
@@ -35,7 +34,9 @@ __all__ = [
     "EMPTY",
     "FLOATS",
     "FROM_NUMPY",
+    "INDEX_DTYPES",
     "INTEGERS",
+    "ONE_AXIS",
     "OPERATORS",
     "REDUCERS",
     "TENSORS",
@@ -47,7 +48,6 @@ __all__ = [
     "floating",
     "kind_rank",
     "logaddexp",
-    "index_positions",
     "promote",
     "with_promotion",
     "max_shift",
@@ -283,16 +283,14 @@ def _floats_only(name: str, function: Callable[[Any, list[int]], Any]) -> Any:
     return reduce
 
 
-def _flat_arg(name: str) -> Callable[[Any, list[int]], Any]:
-    """The argmax / argmin over several axes, flattened in their order (as if ``(h w)``)."""
+def _one_axis(name: str) -> Callable[[Any, int], Any]:
+    """The argmax / argmin along one axis (several: `AdapterBase.arg_reduction`)."""
     function = getattr(paddle, name)
 
-    def arg(x: Any, axes: list[int]) -> Any:
+    def arg(x: Any, axis: int) -> Any:
         if x.dtype == BOOL:  # paddle has no argmax kernel for bools
             x = x.astype(paddle.int32)
-        if len(axes) == 1:
-            return function(x, axis=axes[0])
-        return function(_last_flattened(x, axes), axis=-1)
+        return function(x, axis=axis)
 
     return arg
 
@@ -308,6 +306,10 @@ def broadcast_where(condition: Any, a: Any, b: Any) -> Any:
         x if isinstance(x, TENSORS) else paddle.full([], x, like.dtype, device=place_of(like))
         for x in (a, b)
     )
+    if any(n < 0 for x in (condition, a, b) for n in x.shape):
+        # a static program's unknown lengths (-1): broadcast when it runs (one dtype)
+        flag, a, b = paddle.broadcast_tensors([condition.astype(a.dtype), a, b])
+        return paddle.where(flag.astype(BOOL), a, b)
     shape = paddle.broadcast_shape(list(condition.shape), list(a.shape))
     shape = paddle.broadcast_shape(shape, list(b.shape))
     return paddle.where(
@@ -384,12 +386,13 @@ REDUCERS: dict[str, Callable[[Any, list[int]], Any]] = {
     "prod": lambda x, axes: paddle.prod(x, axis=axes),
     "any": _any_all("any"),
     "all": _any_all("all"),
-    "argmax": _flat_arg("argmax"),
-    "argmin": _flat_arg("argmin"),
     "logsumexp": lambda x, axes: _logsumexp(x, axes),
     "var": _floats_only("var", lambda x, axes: paddle.var(x, axis=axes, unbiased=False)),
     "std": _floats_only("std", lambda x, axes: paddle.std(x, axis=axes, unbiased=False)),
 }
+
+#: argmax / argmin along one axis, as ``f(x, axis)``.
+ONE_AXIS = {"argmax": _one_axis("argmax"), "argmin": _one_axis("argmin")}
 
 #: The element-wise functions by name (tops.add, ...).
 ELEMENTWISE: dict[str, Callable[..., Any]] = {
@@ -410,7 +413,7 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "divide": operator.truediv,
 }
 #: Index dtypes paddle's gather and scatter kernels take.
-_INDEX_DTYPES = (paddle.int32, paddle.int64)
+INDEX_DTYPES = (paddle.int32, paddle.int64)
 
 
 def first_line(error: BaseException) -> str:
@@ -432,32 +435,6 @@ def with_promotion(function: Callable[..., Any], first: int = 0) -> Callable[...
         return function(*head, *(x if x.dtype == dtype else x.astype(dtype) for x in tail))
 
     return run
-
-
-def index_positions(spec: IndexSpec) -> Callable[[Any], Any]:
-    """The positions an index reads in the merged indexed axes, checked in dynamic mode.
-
-    Several coordinates are merged as ``((i0 * n1) + i1) * n2 + i2``. Paddle's kernels
-    take int32 and int64 indexes; others are widened (merged positions always).
-    """
-    lengths, check = spec.lengths, spec.out_of_range
-    wide = spec.index_dtype not in _INDEX_DTYPES or len(lengths) > 1
-
-    def positions(index: Any) -> Any:
-        if wide:
-            index = index.astype(paddle.int64)
-        coordinates = [index] if len(lengths) == 1 else [index[..., j] for j in range(len(lengths))]
-        if isinstance(index, paddle.Tensor):  # values known: NumPy's range check and message
-            for j, (values, length) in enumerate(zip(coordinates, lengths, strict=True)):
-                bad = paddle.logical_or(values < 0, values >= length)
-                if bool(bad.any()):
-                    raise check(j, values[bad].flatten()[0].item())
-        flat = coordinates[0]
-        for values, length in zip(coordinates[1:], lengths[1:], strict=True):
-            flat = flat * length + values
-        return flat
-
-    return positions
 
 
 #: The dtype a kernel runs in where paddle has none for the narrow one (on the CPU).

@@ -6,11 +6,12 @@ Constants (``pt.constant``), shared variables and the results of other ops are a
 ``TensorVariable``s of one family.
 
 A dimension whose length the variable's type does not fix (``pt.tensor(shape=(None,
-4))``) is read as a `SymbolicSize`: the length as a graph of its own. Plans compute
-with it as with an int; comparisons answer True only where the answer is certain, so a
-check that cannot be decided before the graph runs is left to PyTensor, which makes it
-when the function runs (as einops does). Such sizes cannot be hashed: their calls are
-planned afresh each time, like torch's symbolic sizes under torch.compile.
+4))``) is read as a run-time size (`tensorops._staging.sizes.RunTimeSize`) whose value
+is ``x.shape[i]``, a scalar graph. Plans compute with it as with an int and bind equal
+axes by construction; a check that cannot be decided before the graph runs is left to
+PyTensor, which makes it when the function runs (as einops does). Such sizes cannot be
+hashed: their calls are planned afresh each time, like torch's symbolic sizes under
+torch.compile.
 
 This module imports pytensor; ``tensorops._backends`` imports it only once pytensor is
 in ``sys.modules``.
@@ -34,119 +35,13 @@ except ImportError:  # pragma: no cover - older PyTensor
 from pytensor.tensor.type import complex_dtypes, float_dtypes, integer_dtypes
 from pytensor.tensor.variable import TensorVariable
 
-from tensorops._backends._numpy import NumpyBackend, reduced_last
+from tensorops._backends._base import AdapterBase
+from tensorops._backends._numpy import ADAPTER as NUMPY_BACKEND
 from tensorops._errors import FRAMEWORK_ERRORS, ArgumentError, BackendError
-from tensorops._types import Executor, IndexSpec
+from tensorops._staging.sizes import shape_values, value_of
+from tensorops._types import Backend, Executor, IndexSpec
 
-__all__ = ["ADAPTER", "PyTensorBackend", "SymbolicSize", "adapter_for", "unwrap"]
-
-
-class SymbolicSize:
-    """The length of a dimension known only when the graph runs: a scalar PyTensor graph.
-
-    Arithmetic with ints and other symbolic sizes gives symbolic sizes. What cannot be
-    decided before the graph runs is assumed to fit, as einops assumes it, and left to
-    PyTensor, which checks it when the function runs: a symbolic size equals any other
-    length except 0 and 1 (an unknown dimension is never one that broadcasts, as in
-    PyTensor's own types), and is divisible by anything (``n % k`` is 0). ``<`` and ``>``
-    answer True only where certain. Unhashable, as torch's symbolic sizes are: calls
-    with them are planned afresh, never cached.
-
-    Examples:
-        >>> import pytensor.tensor as pt
-        >>> n = SymbolicSize(pt.tensor("x", shape=(None,)).shape[0])
-        >>> n == n * 2, n == 1, n % 4, n > 0
-        (True, False, 0, False)
-    """
-
-    __slots__ = ("value",)
-    __hash__ = None  # type: ignore[assignment]
-
-    def __init__(self, value: Any) -> None:
-        #: the length, a 0-d int64 PyTensor variable
-        self.value = value
-
-    def __mul__(self, other: Any) -> Any:
-        if type(other) is int and other in (0, 1):  # keeps products of known ones plain
-            return self if other == 1 else 0
-        return SymbolicSize(self.value * unwrap(other))
-
-    __rmul__ = __mul__
-
-    def __add__(self, other: Any) -> Any:
-        if type(other) is int and other == 0:
-            return self
-        return SymbolicSize(self.value + unwrap(other))
-
-    __radd__ = __add__
-
-    def __sub__(self, other: Any) -> Any:
-        return SymbolicSize(self.value - unwrap(other))
-
-    def __rsub__(self, other: Any) -> Any:
-        return SymbolicSize(unwrap(other) - self.value)
-
-    def __floordiv__(self, other: Any) -> Any:
-        if type(other) is int and other == 1:
-            return self
-        return SymbolicSize(self.value // unwrap(other))
-
-    def __rfloordiv__(self, other: Any) -> Any:
-        return SymbolicSize(unwrap(other) // self.value)
-
-    def __mod__(self, other: Any) -> int:
-        # a remainder is asked for only to check divisibility: assumed, checked by the
-        # reshape when the function runs
-        return 0
-
-    def __rmod__(self, other: Any) -> Any:
-        return SymbolicSize(unwrap(other) % self.value)
-
-    def __neg__(self) -> Any:
-        return SymbolicSize(-self.value)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, SymbolicSize):
-            return True
-        if type(other) is int:
-            return other > 1
-        return NotImplemented
-
-    def __ne__(self, other: object) -> bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
-
-    def __lt__(self, other: object) -> bool:
-        return False  # no upper bound is known
-
-    def __gt__(self, other: object) -> bool:
-        return type(other) is int and other < 0
-
-    def __le__(self, other: object) -> bool:
-        return self < other
-
-    def __ge__(self, other: object) -> bool:
-        return self > other or (type(other) is int and other == 0)
-
-    def __bool__(self) -> bool:
-        return True  # a length assumed non-zero, as above
-
-    def __index__(self) -> int:
-        # a step that needs the number itself (a loop over blocks of the max / min
-        # semirings): a clear error instead of Python's TypeError
-        raise BackendError(
-            "this step needs the length of a dimension that PyTensor knows only when the "
-            "function runs",
-            hint="give the variable a static shape: pt.tensor(shape=(...)) or pt.specify_shape",
-        )
-
-    def __repr__(self) -> str:
-        return "?"
-
-
-def unwrap(size: Any) -> Any:
-    """`size` as PyTensor takes it: the graph of a `SymbolicSize`, anything else as it is."""
-    return size.value if type(size) is SymbolicSize else size
+__all__ = ["ADAPTER", "PyTensorBackend", "adapter_for"]
 
 
 def _is_length_graph(value: Any) -> bool:
@@ -162,19 +57,11 @@ def _shape(shape: Sequence[Any]) -> Any:
     """A shape for PyTensor: a tuple of ints, or a list mixing ints and scalar graphs."""
     if all(type(n) is int for n in shape):
         return tuple(shape)
-    return [unwrap(n) for n in shape]
-
-
-def _is_symbolic(shapes: Any) -> bool:
-    return any(
-        type(n) is SymbolicSize or (isinstance(n, tuple) and _is_symbolic(n)) for n in shapes
-    )
+    return list(shape_values(shape))
 
 
 #: The element-wise functions by name (tops.add, ...); they take Python numbers as
 #: PyTensor's operators do (the number's dtype follows the variable's).
-NUMPY_BACKEND = NumpyBackend()
-
 _ELEMENTWISE: dict[str, Callable[..., Any]] = {
     "add": pt.add,
     "subtract": pt.sub,
@@ -187,29 +74,7 @@ _ELEMENTWISE: dict[str, Callable[..., Any]] = {
 }
 
 
-def _flat_arg(function: Any) -> Any:
-    """The argmax / argmin over several axes flattened in their order (as if written ``(h w)``)."""
-
-    def arg(x: Any, axes: tuple[int, ...]) -> Any:
-        if len(axes) == 1:
-            return function(x, axis=axes[0])
-        perm, start = reduced_last(tuple(range(x.ndim)), axes)
-        if perm is not None:
-            x = x.dimshuffle(perm)
-        return function(x.reshape((*x.shape[:start], -1), ndim=start + 1), axis=-1)
-
-    return arg
-
-
-def _logsumexp(x: Any, axes: tuple[int, ...]) -> Any:
-    # the shift carries no gradient: the result does not depend on it
-    top = zero_grad(pt.max(x, axis=axes, keepdims=True))
-    # an infinite maximum (all -inf, or a +inf) would give inf - inf: shift by 0 instead
-    top = pt.switch(pt.isinf(top), pt.zeros_like(top), top)
-    total = pt.log(pt.sum(pt.exp(x - top), axis=axes))
-    return total + top.reshape(total.shape, ndim=total.ndim)
-
-
+# argmax / argmin and logsumexp: `AdapterBase.arg_reduction` and `AdapterBase.logsumexp`
 _REDUCERS: dict[str, Callable[[Any, tuple[int, ...]], Any]] = {
     "sum": lambda x, axes: pt.sum(x, axis=axes),
     "mean": lambda x, axes: pt.mean(x, axis=axes),
@@ -218,19 +83,17 @@ _REDUCERS: dict[str, Callable[[Any, tuple[int, ...]], Any]] = {
     "prod": lambda x, axes: pt.prod(x, axis=axes),
     "any": lambda x, axes: pt.any(x, axis=axes),
     "all": lambda x, axes: pt.all(x, axis=axes),
-    "argmax": _flat_arg(pt.argmax),
-    "argmin": _flat_arg(pt.argmin),
-    "logsumexp": _logsumexp,
     "var": lambda x, axes: pt.var(x, axis=axes, ddof=0),
     "std": lambda x, axes: pt.std(x, axis=axes, ddof=0),
 }
 
 
-class PyTensorBackend:
+class PyTensorBackend(AdapterBase):
     """Primitives for PyTensor ``TensorVariable``s (constants and shared variables too)."""
 
     __slots__ = ()
     name: str = "pytensor"
+    staged_as = "in a PyTensor graph"
 
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
         return pt.reshape(x, _shape(shape), ndim=len(shape))
@@ -238,17 +101,14 @@ class PyTensorBackend:
     def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
         return x.dimshuffle(axes) if axes != tuple(range(len(axes))) else x
 
-    def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
-        return self.reducer(reduction, axes)(x, None)
-
-    def permuter(self, axes: tuple[int, ...]) -> Executor:
-        return lambda x, arg: self.permute(x, axes)
-
-    def reshaper(self, shape: tuple[int, ...]) -> Executor:
-        return lambda x, arg: self.reshape(x, shape)
-
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
-        function = _REDUCERS[reduction]
+        if reduction in ("argmax", "argmin"):
+            one_axis = getattr(pt, reduction)
+            function = self.arg_reduction(lambda x, axis: one_axis(x, axis=axis))
+        elif reduction == "logsumexp":
+            function = self.logsumexp
+        else:
+            function = _REDUCERS[reduction]
         # PyTensor would fail only when the function runs: an empty axis known now is an error
         # now, as on NumPy
         needs_values = reduction in ("max", "min", "argmax", "argmin")
@@ -268,25 +128,14 @@ class PyTensorBackend:
 
         return reduce
 
-    def einsummer(self, equation: str) -> Callable[..., Any] | None:
-        return None  # the planned program builds the same graph of dots as pt.einsum
+    # No einsummer: the planned program builds the same graph of dots as pt.einsum
 
     def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
-        if len(axes) == 1:  # PyTensor's own op: its gradient and stability rewrites
-            function = pt.special.log_softmax if log else pt.special.softmax
-            return lambda x, arg: function(x, axis=axes[0])
-
-        def softmax(x: Any, arg: Any) -> Any:
-            shifted = x - zero_grad(pt.max(x, axis=axes, keepdims=True))
-            exp = pt.exp(shifted)
-            total = pt.sum(exp, axis=axes, keepdims=True)
-            return shifted - pt.log(total) if log else exp / total
-
-        return softmax
-
-    def flipper(self, axes: tuple[int, ...]) -> Executor:
-        index = tuple(slice(None, None, -1 if i in axes else None) for i in range(max(axes) + 1))
-        return lambda x, arg: x[index]
+        if len(axes) > 1:
+            return super().softmaxer(axes, log)
+        # PyTensor's own op: its gradient and stability rewrites
+        function = pt.special.log_softmax if log else pt.special.softmax
+        return lambda x, arg: function(x, axis=axes[0])
 
     def roller(self, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Executor:
         def roll(x: Any, arg: Any) -> Any:
@@ -318,9 +167,6 @@ class PyTensorBackend:
     def cumsummer(self, axis: int) -> Executor:
         return lambda x, arg: pt.cumsum(x, axis=axis)
 
-    def is_integer(self, dtype: Any) -> bool:
-        return str(dtype) in integer_dtypes
-
     def dtype_kind(self, dtype: Any) -> str:
         kind = np.dtype(str(dtype)).kind
         return "i" if kind == "u" else kind if kind in "bifc" else "O"
@@ -330,25 +176,13 @@ class PyTensorBackend:
             return x
         return pt.cast(x, pt.exp(x).dtype)  # what pt.exp gives an integer variable
 
-    def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
+    def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         top = zero_grad(pt.max(x, axis=axis, keepdims=True))
         top = pt.switch(pt.isfinite(top), top, pt.zeros_like(top))
         return pt.exp(x - top), top
 
     def log(self, x: Any) -> Any:
         return pt.log(x)
-
-    def logaddexp(self, a: Any, b: Any) -> Any:
-        return pt.logaddexp(a, b)
-
-    def maximum(self, a: Any, b: Any) -> Any:
-        return pt.maximum(a, b)
-
-    def minimum(self, a: Any, b: Any) -> Any:
-        return pt.minimum(a, b)
-
-    def where(self, condition: Any, a: Any, b: Any) -> Any:
-        return pt.where(condition, a, b)
 
     def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
         return _ELEMENTWISE[name]
@@ -357,16 +191,18 @@ class PyTensorBackend:
         return x.flatten()[index]  # the flattened array, shaped as the index
 
     def arange(self, n: int, like: Any) -> Any:
-        return pt.arange(unwrap(n), dtype="int64")
+        return pt.arange(value_of(n), dtype="int64")
 
     def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
         return pt.full(_shape(shape), np.asarray(value).astype(like.dtype), dtype=like.dtype)
 
+    # Indexes are not checked here: a constant index is read by the plan, and PyTensor
+    # checks any other when the function runs.
     def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
-        positions = _positions(spec)
+        positions = self.positions(spec)
         if spec.batch is None:
             return lambda x, index: x[positions(index)]
-        lead = pt.arange(unwrap(spec.batch), dtype="int64")[:, None]
+        lead = pt.arange(value_of(spec.batch), dtype="int64")[:, None]
 
         def gather(x: Any, index: Any) -> Any:
             return x[lead, positions(index)]
@@ -374,11 +210,11 @@ class PyTensorBackend:
         return gather
 
     def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
-        positions = _positions(spec)
+        positions = self.positions(spec)
         write = pt.inc_subtensor if accumulate else pt.set_subtensor
         if spec.batch is None:
             return lambda x, index, values: write(x[positions(index)], values)
-        lead = pt.arange(unwrap(spec.batch), dtype="int64")[:, None]
+        lead = pt.arange(value_of(spec.batch), dtype="int64")[:, None]
         return lambda x, index, values: write(x[lead, positions(index)], values)
 
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
@@ -390,21 +226,8 @@ class PyTensorBackend:
     def concat(self, xs: Sequence[Any], axis: int) -> Any:
         return pt.concatenate(list(xs), axis=axis)
 
-    def split(self, x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
-        if axis < 0:
-            axis += x.ndim
-        lead = (slice(None),) * axis
-        pieces, start = [], 0
-        for size in sizes:
-            pieces.append(x[(*lead, slice(unwrap(start), unwrap(start + size)))])
-            start = start + size
-        return pieces
-
     def matmul(self, a: Any, b: Any) -> Any:
         return pt.matmul(a, b)
-
-    def multiply(self, a: Any, b: Any) -> Any:
-        return pt.mul(a, b)
 
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         return pt.diagonal(x, axis1=axis1, axis2=axis2)
@@ -417,18 +240,6 @@ class PyTensorBackend:
                 hint="casting='unsafe' (or 'same_kind') converts anyway, as numpy.einsum does",
             )
         return x if x.dtype == dtype else pt.cast(x, dtype)
-
-    def ordered(self, x: Any, order: str) -> Any:
-        raise BackendError(
-            f"order={order!r}: PyTensor variables have no memory order",
-            hint="leave order out; only NumPy arrays take order='C' or 'F'",
-        )
-
-    def write(self, out: Any, x: Any, casting: str) -> Any:
-        raise BackendError(
-            "out=: a PyTensor graph cannot write into a variable",
-            hint="use the returned variable (pt.set_subtensor builds a written copy)",
-        )
 
     def result_type(self, xs: Sequence[Any]) -> Any:
         return pytensor.scalar.upcast(*(x.dtype for x in xs))
@@ -473,46 +284,11 @@ class PyTensorBackend:
             )
         return pt.constant(np.array(a, copy=True), dtype=a.dtype.name)
 
-    def sizes(self, x: Any) -> tuple[Any, ...]:
-        static = x.type.shape
-        if None not in static:
-            return tuple(static)
-        return tuple(SymbolicSize(x.shape[i]) if n is None else n for i, n in enumerate(static))
+    def static_shape(self, x: Any) -> tuple[Any, ...]:
+        return tuple(x.type.shape)
 
-    def outward_size(self, size: Any) -> Any:
-        """A size as parse_shape answers it: an int, or PyTensor's own scalar graph.
-
-        Examples:
-            >>> import pytensor.tensor as pt
-            >>> x = pt.tensor("x", shape=(None, 3))
-            >>> [type(n).__name__ for n in ADAPTER.sizes(x)]
-            ['SymbolicSize', 'int']
-            >>> ADAPTER.outward_size(ADAPTER.sizes(x)[0]).eval({x: np.zeros((5, 3))})
-            array(5)
-        """
-        return unwrap(size)
-
-    def inward_lengths(self, given: dict[str, Any]) -> dict[str, Any]:
-        """Axis lengths given as integer scalar graphs (parse_shape's) as `SymbolicSize`.
-
-        Examples:
-            >>> import pytensor.tensor as pt
-            >>> n = pt.tensor("x", shape=(None,)).shape[0]
-            >>> ADAPTER.inward_lengths({"a": n, "b": 2})
-            {'a': ?, 'b': 2}
-        """
-        return {
-            name: SymbolicSize(value) if _is_length_graph(value) else value
-            for name, value in given.items()
-        }
-
-    def traced(self, shapes: Any) -> bool:
-        # The fast path hands over `x.shape`, itself a graph: the call takes the slow path,
-        # which plans from `sizes` (ints are cached; symbolic sizes are unhashable anyway).
-        return not isinstance(shapes, tuple) or any(
-            isinstance(n, TensorVariable) or (isinstance(n, tuple) and self.traced(n))
-            for n in shapes
-        )
+    def is_length(self, value: Any) -> bool:
+        return _is_length_graph(value)  # parse_shape's lengths: scalar integer graphs
 
     def __repr__(self) -> str:
         return "PyTensorBackend()"
@@ -528,30 +304,11 @@ def _empty(x: Any, reduction: str, axes: tuple[int, ...]) -> BackendError:
     return BackendError(f"cannot take the {reduction} over axes {axes}: an axis is empty")
 
 
-def _positions(spec: IndexSpec) -> Callable[[Any], Any]:
-    """The positions an index reads in the merged indexed axes: ``(i0 * n1 + i1) * n2 ...``.
-
-    Indexes are not checked here: a constant index is read by the plan, and PyTensor
-    checks any other when the function runs.
-    """
-    lengths = tuple(unwrap(n) for n in spec.lengths)
-    if len(lengths) == 1:
-        return lambda index: index
-
-    def positions(index: Any) -> Any:
-        flat = index[..., 0]
-        for j in range(1, len(lengths)):
-            flat = flat * lengths[j] + index[..., j]
-        return flat
-
-    return positions
-
-
 #: The one adapter (`tensorops._backends.backend_for_framework` reads it).
-ADAPTER = PyTensorBackend()
+ADAPTER: Backend = PyTensorBackend()
 
 
-def adapter_for(x: Any) -> PyTensorBackend | None:
+def adapter_for(x: Any) -> Backend | None:
     """The adapter for PyTensor tensor variables (constants and shared ones too), else None.
 
     Examples:

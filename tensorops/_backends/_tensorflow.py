@@ -6,10 +6,10 @@ under XLA (``jit_compile=True``) and are differentiated by ``tf.GradientTape``. 
 `TensorflowBackend.to_numpy` reads values, because it is asked to, and the index
 range check of get_at / set_at / add_at, which runs on eager tensors alone.
 
-Unknown dimensions (``tf.TensorSpec([None, 4])`` inside ``tf.function``) are read by
-`TensorflowBackend.sizes` as ``tf.shape(x)[i]``, a scalar tensor: plans made from such
-sizes are not cached, and the axis resolver skips the checks it cannot make while
-tracing (TensorFlow's reshape checks them when the graph runs).
+Unknown dimensions (``tf.TensorSpec([None, 4])`` inside ``tf.function``, a Keras input's
+batch) are read as run-time sizes (`tensorops._staging.sizes.RunTimeSize`) whose value
+is ``tf.shape(x)[i]``: plans made from such sizes are not cached, equal axes are bound
+by the plan, and TensorFlow's reshape checks the lengths when the graph runs.
 
 TensorFlow raises its own ``tf.errors.OpError`` (not a ValueError) for a step it
 refuses eagerly, and places an op on its preferred device rather than its input's:
@@ -31,8 +31,10 @@ import numpy as np
 import tensorflow as tf
 
 from tensorops._backends import _tensorflow_kernels as kernels
-from tensorops._errors import BackendError, ShapeError, TensorOpsError
-from tensorops._types import Executor, IndexSpec
+from tensorops._backends._base import AdapterBase
+from tensorops._errors import BackendError, TensorOpsError
+from tensorops._staging.sizes import shape_values, value_of
+from tensorops._types import Backend, Executor, IndexSpec
 
 __all__ = ["ADAPTER", "TensorflowBackend", "adapter_for"]
 
@@ -66,10 +68,10 @@ def _ints(values: tuple[Any, ...]) -> Any:
     ~110 us a tiny eager reshape costs); an eager int tensor made once per tuple is
     passed instead. While tracing (tf.function, XLA) the tuple itself: XLA needs such
     arguments constant, and a graph converts them once. Sizes TensorFlow reads from the
-    graph (``tf.shape(x)[i]``) occur only while tracing.
+    graph (run-time sizes, ``tf.shape(x)[i]``) occur only while tracing.
     """
     if not tf.executing_eagerly():
-        return values
+        return shape_values(values)
     return _eager_ints(values)
 
 
@@ -119,11 +121,15 @@ _ELEMENTWISE: dict[str, Callable[..., Any]] = {
 }
 
 
-class TensorflowBackend:
+class TensorflowBackend(AdapterBase):
     """Primitives for ``tf.Tensor`` (eager and graph tensors) and ``tf.Variable``."""
 
     __slots__ = ()
     name: str = "tensorflow"
+    staged_as = "inside tf.function"
+    written_class = tf.Variable  # a tensor cannot be written into
+    written_name = "tf.Variable"
+    c_ordered = True
     #: each pairwise step of a planned einsum as one `einsummer` call: an eager op costs
     #: ~100 us, so one einsum beats transpose + reshape + matmul + reshape
     einsum_pairs: bool = True
@@ -136,9 +142,7 @@ class TensorflowBackend:
     def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
         return tf.transpose(x, _ints(axes)) if axes else tf.convert_to_tensor(x)
 
-    def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
-        return self.reducer(reduction, axes)(x, None)
-
+    # executors of one op each, run as `_step` runs methods
     def permuter(self, axes: tuple[int, ...]) -> Executor:
         return _executor(lambda x: tf.transpose(x, _ints(axes)))
 
@@ -146,7 +150,10 @@ class TensorflowBackend:
         return _executor(lambda x: tf.reshape(x, _ints(shape)))
 
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
-        function = kernels.REDUCERS[reduction]
+        if reduction in kernels.ONE_AXIS:
+            function = self.arg_reduction(kernels.ONE_AXIS[reduction])
+        else:
+            function = kernels.REDUCERS[reduction]
         empty = reduction in kernels.WITHOUT_IDENTITY
         # the reductions that hand their axes to TensorFlow as they are (`_ints`)
         ints = _ints if reduction in kernels.AXES_AS_GIVEN else lambda axes: axes
@@ -183,7 +190,7 @@ class TensorflowBackend:
 
         return run
 
-    def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
+    def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:  # tf.nn's fused kernels
         def softmax(x: Any) -> Any:
             x = self.floating(x)
             if len(axes) == 1:
@@ -192,9 +199,6 @@ class TensorflowBackend:
             return shifted if log else tf.exp(shifted)
 
         return _executor(softmax)
-
-    def flipper(self, axes: tuple[int, ...]) -> Executor:
-        return _executor(lambda x: tf.reverse(x, axes))
 
     def roller(self, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Executor:
         return _executor(lambda x: tf.roll(x, shifts, axes))
@@ -218,9 +222,6 @@ class TensorflowBackend:
 
         return _executor(cumsum)
 
-    def is_integer(self, dtype: Any) -> bool:
-        return bool(tf.as_dtype(dtype).is_integer)
-
     def dtype_kind(self, dtype: Any) -> str:
         dtype = tf.as_dtype(dtype)
         if dtype == tf.bool:
@@ -236,7 +237,7 @@ class TensorflowBackend:
         return tf.cast(x, tf.as_dtype(np.result_type(x.dtype.as_numpy_dtype, np.float16)))
 
     @_step
-    def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
+    def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         # no gradient through the shift: the result does not depend on it
         top = tf.stop_gradient(tf.reduce_max(x, axis, keepdims=True))
         top = tf.where(tf.math.is_finite(top), top, tf.zeros_like(top))
@@ -245,22 +246,6 @@ class TensorflowBackend:
     @_step
     def log(self, x: Any) -> Any:
         return tf.math.log(x)
-
-    @_step
-    def logaddexp(self, a: Any, b: Any) -> Any:
-        return kernels.logaddexp(*kernels.promoted((a, b)))
-
-    @_step
-    def maximum(self, a: Any, b: Any) -> Any:
-        return _ELEMENTWISE["maximum"](*kernels.promoted((a, b)))
-
-    @_step
-    def minimum(self, a: Any, b: Any) -> Any:
-        return _ELEMENTWISE["minimum"](*kernels.promoted((a, b)))
-
-    @_step
-    def where(self, condition: Any, a: Any, b: Any) -> Any:
-        return tf.where(condition, *kernels.promoted((a, b)))
 
     def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
         function = _ELEMENTWISE[name]
@@ -294,17 +279,28 @@ class TensorflowBackend:
 
     def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
         with _placed(like):
-            return tf.fill(shape, kernels.cast_number(value, like.dtype))
+            return tf.fill(_ints(shape), kernels.cast_number(value, like.dtype))
 
     def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
-        gather = _step(lambda _, x, index: kernels.gather(x, index, spec))
+        positions = self.positions(spec)
+        gather = _step(lambda _, x, index: kernels.gather(x, positions(index), spec))
         return functools.partial(gather, self)
 
     def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
+        positions = self.positions(spec)
+
         def scatter(_: Any, x: Any, index: Any, values: Any) -> Any:
-            return kernels.scatter(x, index, values, spec, accumulate)
+            return kernels.scatter(x, positions(index), values, spec, accumulate)
 
         return functools.partial(_step(scatter), self)
+
+    def wide_index(self, index: Any, spec: IndexSpec) -> Any:
+        return index if index.dtype in (tf.int32, tf.int64) else tf.cast(index, tf.int64)
+
+    def values_known(self, x: Any) -> bool:
+        # inside tf.function TensorFlow's gather reports an index out of range when the
+        # graph runs (on the CPU; GPU kernels give zeros)
+        return bool(tf.executing_eagerly())
 
     @_step
     def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
@@ -320,16 +316,12 @@ class TensorflowBackend:
 
     @_step
     def split(self, x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
-        # `num`: sizes that hold a tensor (unknown dims) are packed into one, of known length
-        return list(tf.split(x, list(sizes), axis, num=len(sizes)))
+        # one op; `num`: sizes that hold a tensor (run-time sizes) are packed into one
+        return list(tf.split(x, list(shape_values(sizes)), axis, num=len(sizes)))
 
     @_step
     def matmul(self, a: Any, b: Any) -> Any:
         return kernels.matmul(*kernels.promoted((a, b)))
-
-    @_step
-    def multiply(self, a: Any, b: Any) -> Any:
-        return kernels.multiply(*kernels.promoted((a, b)))
 
     @_step
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
@@ -345,25 +337,7 @@ class TensorflowBackend:
     def astype(self, x: Any, dtype: Any, casting: str = "unsafe") -> Any:
         return tf.cast(x, tf.as_dtype(dtype))  # TensorFlow has no casting rule: it converts
 
-    def ordered(self, x: Any, order: str) -> Any:
-        if order == "C":
-            return x  # TensorFlow's tensors are laid out in C order
-        raise BackendError(
-            f"order={order!r}: tensorflow tensors are laid out in C order",
-            hint="leave order out; only NumPy arrays take order='F'",
-        )
-
-    def write(self, out: Any, x: Any, casting: str) -> Any:
-        if not isinstance(out, tf.Variable):
-            raise BackendError(
-                f"out must be a tf.Variable here, got {type(out).__name__}: "
-                "tensorflow tensors cannot be written into",
-                hint="leave out= out and use the returned tensor",
-            )
-        if tuple(out.shape) != tuple(x.shape):
-            raise ShapeError(
-                f"out has shape {tuple(out.shape)} but the result has shape {tuple(x.shape)}"
-            )
+    def assign(self, out: Any, x: Any, casting: str) -> Any:
         out.assign(tf.cast(x, out.dtype))
         return out
 
@@ -372,7 +346,7 @@ class TensorflowBackend:
         return tf.as_dtype(np.result_type(*(x.dtype.as_numpy_dtype for x in xs)))
 
     @_step
-    def constant(self, value: complex, like: Any) -> Any:
+    def constant(self, value: complex, like: Any) -> Any:  # one op, not a fill of one
         return kernels.cast_number(value, like.dtype)
 
     @_step
@@ -417,32 +391,45 @@ class TensorflowBackend:
                 found = tf.identity(found)  # from the host to that device
             return found
 
-    def sizes(self, x: Any) -> tuple[Any, ...]:
+    # The fast path hands over `x.shape`, a TensorShape (no tuple): `traced` sends it to
+    # `sizes` (a TensorShape of known dims equals its tuple, so a cached plan still hits).
+    def static_shape(self, x: Any) -> tuple[Any, ...]:
         if x.shape.rank is None:
             raise BackendError(
                 "a tensorflow tensor of unknown rank cannot be matched against a pattern",
                 hint="give tf.function an input_signature with the rank, e.g. "
                 "tf.TensorSpec([None, None, 3])",
             )
-        return kernels.dynamic_shape(x)
+        return tuple(x.shape.as_list())
 
-    def traced(self, shapes: Any) -> bool:
-        # the fast path hands over `x.shape`, a TensorShape: planned from `sizes` instead
-        # (a TensorShape of known dims equals its tuple, so a cached plan is still a hit)
-        if isinstance(shapes, tf.TensorShape):
-            return True
-        return any(isinstance(shape, tf.TensorShape) for shape in shapes)
+    def run_time_shape(self, x: Any) -> Any:
+        return tf.shape(x)
+
+    def assert_equal(self, first: Any, second: Any, error: Callable[[], Exception]) -> Any:
+        message = str(error())
+        return tf.debugging.assert_equal(value_of(first), value_of(second), message=message)
+
+    def after(self, checks: Sequence[Any], run: Executor) -> Executor:
+        def checked(x: Any, arg: Any) -> Any:
+            with tf.control_dependencies(checks):  # the message before a kernel's own
+                return run(x, arg)
+
+        return checked
+
+    def is_length(self, value: Any) -> bool:
+        # parse_shape's run-time lengths inside tf.function: scalar integer tensors
+        return isinstance(value, tf.Tensor) and value.shape.rank == 0 and value.dtype.is_integer
 
     def __repr__(self) -> str:
         return "TensorflowBackend()"
 
 
 #: The one adapter (`tensorops._backends.backend_for_framework` reads it).
-ADAPTER = TensorflowBackend()
+ADAPTER: Backend = TensorflowBackend()
 _TYPES = (tf.Tensor, tf.Variable)
 
 
-def adapter_for(x: Any) -> TensorflowBackend | None:
+def adapter_for(x: Any) -> Backend | None:
     """The adapter for a TensorFlow tensor or variable; None for anything else.
 
     Examples:

@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tensorops._backends._numpy import reduced_last
 from tensorops._errors import BackendError
 from tensorops._types import IndexSpec
 
 __all__ = [
     "AXES_AS_GIVEN",
+    "ONE_AXIS",
     "REDUCERS",
     "WITHOUT_IDENTITY",
     "cast_number",
@@ -196,22 +196,6 @@ def _mean(x: Any, axes: tuple[int, ...]) -> Any:
     return tf.reduce_mean(x, axes)
 
 
-def _flat_arg(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Argmax / argmin over several axes flattened in their order (as if written ``(h w)``)."""
-
-    def arg(x: Any, axes: tuple[int, ...]) -> Any:
-        if len(axes) == 1:
-            return function(x, axes[0])
-        shape = dynamic_shape(x)
-        perm, start = reduced_last(shape, axes)
-        if perm is not None:
-            x = tf.transpose(x, perm)
-            shape = tuple(shape[i] for i in perm)
-        return function(tf.reshape(x, (*shape[:start], -1)), -1)
-
-    return arg
-
-
 def _statistic(name: str) -> Callable[..., Any]:
     """Var / std (population), of integers as NumPy takes them: in float64."""
     function = tf.math.reduce_variance if name == "var" else tf.math.reduce_std
@@ -230,7 +214,8 @@ def _logsumexp(x: Any, axes: tuple[int, ...]) -> Any:
     return tf.reduce_logsumexp(x, axes)
 
 
-#: Every reduction of `tensorops._types.REDUCTIONS`: ``f(x, axes)``, the axes dropped.
+#: Every reduction of `tensorops._types.REDUCTIONS` but argmax / argmin (`ONE_AXIS`):
+#: ``f(x, axes)``, the axes dropped.
 REDUCERS: dict[str, Callable[..., Any]] = {
     "sum": _counted(tf.reduce_sum),
     "prod": _counted(tf.reduce_prod),
@@ -239,12 +224,13 @@ REDUCERS: dict[str, Callable[..., Any]] = {
     "min": _extreme(tf.reduce_min, tf.reduce_all),
     "any": _truth(tf.reduce_any),
     "all": _truth(tf.reduce_all),
-    "argmax": _flat_arg(tf.argmax),
-    "argmin": _flat_arg(tf.argmin),
     "logsumexp": _logsumexp,
     "var": _statistic("var"),
     "std": _statistic("std"),
 }
+
+#: argmax / argmin along one axis (several: `AdapterBase.arg_reduction`).
+ONE_AXIS: dict[str, Callable[..., Any]] = {"argmax": tf.argmax, "argmin": tf.argmin}
 
 #: The reductions whose axes reach TensorFlow's own reduction unread (an int tensor will do).
 AXES_AS_GIVEN = frozenset({"sum", "prod", "mean", "max", "min", "any", "all"})
@@ -256,48 +242,15 @@ WITHOUT_IDENTITY = frozenset({"max", "min", "argmax", "argmin"})
 # -- indexing --------------------------------------------------------------------------------
 
 
-def _check_range(index: Any, spec: IndexSpec) -> None:
-    """Raise `spec`'s error for the first coordinate outside its axis (eager tensors only).
-
-    Inside ``tf.function`` the values are not known while tracing: TensorFlow's gather
-    then reports it when the graph runs (on the CPU; GPU kernels give zeros).
-    """
-    if not tf.executing_eagerly():
-        return
-    k = len(spec.lengths)
-    for j, length in enumerate(spec.lengths):
-        values = index if k == 1 else index[..., j]
-        bad = tf.logical_or(values < 0, values >= length)
-        if bool(tf.reduce_any(bad)):
-            raise spec.out_of_range(j, tf.boolean_mask(values, bad)[0].numpy().item())
-
-
-def _positions(index: Any, spec: IndexSpec) -> Any:
-    """The positions an index reads in the merged indexed axes: ``(i0 * n1 + i1) * n2 ...``."""
-    if index.dtype not in (tf.int32, tf.int64):
-        index = tf.cast(index, tf.int64)
-    lengths = spec.lengths
-    if len(lengths) == 1:
-        return index
-    flat = index[..., 0]
-    for j in range(1, len(lengths)):
-        flat = flat * lengths[j] + index[..., j]
-    return flat
-
-
-def gather(x: Any, index: Any, spec: IndexSpec) -> Any:
-    """The entries of `x` at the index, in `spec`'s layout (see `IndexSpec`)."""
-    _check_range(index, spec)
-    where = _positions(index, spec)
+def gather(x: Any, where: Any, spec: IndexSpec) -> Any:
+    """The entries of `x` at the positions `where`, in `spec`'s layout (see `IndexSpec`)."""
     if spec.batch is None:
         return tf.gather(x, where, axis=0)
     return tf.gather(x, where, axis=1, batch_dims=1)
 
 
-def scatter(x: Any, index: Any, values: Any, spec: IndexSpec, accumulate: bool) -> Any:
-    """A new tensor: `x` with `values` written (or added) at the index, in `spec`'s layout."""
-    _check_range(index, spec)
-    where = _positions(index, spec)
+def scatter(x: Any, where: Any, values: Any, spec: IndexSpec, accumulate: bool) -> Any:
+    """A new tensor: `x` with `values` written (or added) at the positions `where`."""
     if spec.batch is not None:
         # tensor_scatter_nd takes full coordinates: the batch position is the first
         rows = tf.broadcast_to(

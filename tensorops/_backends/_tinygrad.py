@@ -34,9 +34,9 @@ import numpy as np
 from tinygrad import Tensor, dtypes
 from tinygrad.dtype import DType, least_upper_dtype
 
-from tensorops._backends._numpy import reduced_last
-from tensorops._errors import FRAMEWORK_ERRORS, BackendError, ShapeError, dtype_name
-from tensorops._types import Executor, IndexSpec
+from tensorops._backends._base import AdapterBase
+from tensorops._errors import FRAMEWORK_ERRORS, BackendError, dtype_name
+from tensorops._types import Backend, Executor, IndexSpec
 
 __all__ = ["ADAPTER", "TinygradBackend", "adapter_for"]
 
@@ -64,14 +64,6 @@ def _finite_or_zero(x: Tensor) -> Tensor:
     return x.isfinite().where(x, 0)
 
 
-def _logsumexp(x: Tensor, axes: tuple[int, ...]) -> Tensor:
-    """log(sum(exp(x))) over `axes`; a slice all ``-inf`` gives ``-inf``, not NaN."""
-    x = _floating(x)
-    top = _finite_or_zero(x.detach().max(axes, keepdim=True))  # no gradient through the shift
-    total = (x - top).exp().sum(axes).log()
-    return total + top.reshape(total.shape)
-
-
 def _logaddexp(a: Any, b: Any) -> Any:
     """``log(exp(a) + exp(b))``, stable; ``-inf`` and ``-inf`` give ``-inf`` (tinygrad: NaN)."""
     top = a.maximum(b) if isinstance(a, Tensor) else Tensor.maximum(b, a)
@@ -84,21 +76,9 @@ def _floating(x: Tensor) -> Tensor:
     return x if _is_float(x.dtype) else x.cast(dtypes.default_float)
 
 
-def _flat_arg(method: Callable[..., Tensor]) -> Callable[[Tensor, tuple[int, ...]], Tensor]:
-    """The argmax / argmin over several axes flattened in their order (as if written ``(h w)``)."""
-
-    def arg(x: Tensor, axes: tuple[int, ...]) -> Tensor:
-        if len(axes) == 1:
-            return method(x, axes[0])
-        perm, start = reduced_last(x.shape, axes)
-        if perm is not None:
-            x = x.permute(perm)
-        return method(x.flatten(start), -1)
-
-    return arg
-
-
-# One call each; tinygrad takes a tuple of axes for every reduction but argmax / argmin.
+# One call each; tinygrad takes a tuple of axes for every reduction but argmax / argmin
+# (`AdapterBase.arg_reduction`) and logsumexp, which gives NaN where every term is -inf
+# (`AdapterBase.logsumexp`).
 _REDUCERS: dict[str, Callable[[Tensor, tuple[int, ...]], Tensor]] = {
     "sum": Tensor.sum,
     "mean": Tensor.mean,
@@ -107,9 +87,6 @@ _REDUCERS: dict[str, Callable[[Tensor, tuple[int, ...]], Tensor]] = {
     "prod": Tensor.prod,
     "any": Tensor.any,
     "all": Tensor.all,
-    "argmax": _flat_arg(Tensor.argmax),
-    "argmin": _flat_arg(Tensor.argmin),
-    "logsumexp": _logsumexp,
     "var": lambda x, axes: x.var(axes, correction=0),  # population statistics
     "std": lambda x, axes: x.std(axes, correction=0),
 }
@@ -131,11 +108,14 @@ def _describe(x: Tensor) -> str:
     return f"shape {tuple(x.shape)} and dtype {dtype_name(x.dtype)}"
 
 
-class TinygradBackend:
+class TinygradBackend(AdapterBase):
     """Primitives for ``tinygrad.Tensor`` (any device: CPU, GPU, its Python emulator)."""
 
     __slots__ = ()
     name: str = "tinygrad"
+    written_class = Tensor
+    written_name = "tinygrad tensor"
+    c_ordered = True
 
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
         return x.reshape(shape)
@@ -143,23 +123,13 @@ class TinygradBackend:
     def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
         return x.permute(axes) if axes else x
 
-    def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
-        return self.reducer(reduction, axes)(x, None)
-
-    def permuter(self, axes: tuple[int, ...]) -> Executor:
-        def permute(x: Any, arg: Any) -> Any:
-            return x.permute(axes) if axes else x
-
-        return permute
-
-    def reshaper(self, shape: tuple[int, ...]) -> Executor:
-        def reshape(x: Any, arg: Any) -> Any:
-            return x.reshape(shape)
-
-        return reshape
-
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
-        function = _REDUCERS[reduction]
+        if reduction in ("argmax", "argmin"):
+            function = self.arg_reduction(getattr(Tensor, reduction))
+        elif reduction == "logsumexp":
+            function = self.logsumexp
+        else:
+            function = _REDUCERS[reduction]
         no_identity = reduction in _NO_IDENTITY
 
         def reduce(x: Any, arg: Any) -> Any:
@@ -182,33 +152,20 @@ class TinygradBackend:
 
         return reduce
 
-    def einsummer(self, equation: str) -> Callable[..., Any] | None:
-        # Tensor.einsum builds the same permute / reshape / multiply-sum graph the planned
-        # program builds, without the plan's choice of pairwise order: nothing to win.
-        return None
+    # No einsummer: Tensor.einsum builds the same permute / reshape / multiply-sum graph
+    # the planned program builds, without the plan's choice of pairwise order.
 
     def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
         first, last = axes[0], axes[-1]
-        if axes == tuple(range(first, last + 1)):  # adjacent: one axis for tinygrad's own
+        if axes != tuple(range(first, last + 1)):
+            return super().softmaxer(axes, log)
 
-            def softmax(x: Any, arg: Any) -> Any:
-                flat = x.flatten(first, last) if last > first else x
-                out = flat.log_softmax(first) if log else flat.softmax(first)
-                return out.reshape(x.shape)
+        def softmax(x: Any, arg: Any) -> Any:  # adjacent axes: one for tinygrad's own kernel
+            flat = x.flatten(first, last) if last > first else x
+            out = flat.log_softmax(first) if log else flat.softmax(first)
+            return out.reshape(x.shape)
 
-            return softmax
-
-        def spread(x: Any, arg: Any) -> Any:
-            x = _floating(x)
-            top = x.detach().max(axes, keepdim=True)  # the result does not depend on it
-            shifted = x - top
-            total = shifted.exp().sum(axes, keepdim=True)
-            return shifted - total.log() if log else shifted.exp() / total
-
-        return spread
-
-    def flipper(self, axes: tuple[int, ...]) -> Executor:
-        return lambda x, arg: x.flip(axes)
+        return softmax
 
     def roller(self, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Executor:
         return lambda x, arg: x.roll(shifts, axes)
@@ -222,9 +179,6 @@ class TinygradBackend:
     def cumsummer(self, axis: int) -> Executor:
         return lambda x, arg: x.cumsum(axis)
 
-    def is_integer(self, dtype: Any) -> bool:
-        return bool(dtypes.is_int(dtype))
-
     def dtype_kind(self, dtype: Any) -> str:
         if dtype == dtypes.bool:
             return "b"
@@ -233,24 +187,12 @@ class TinygradBackend:
     def floating(self, x: Any) -> Any:
         return _floating(x)
 
-    def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
+    def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         top = _finite_or_zero(x.detach().max(axis, keepdim=True))
         return (x - top).exp(), top
 
     def log(self, x: Any) -> Any:
         return x.log()  # log(0) is -inf, without a warning
-
-    def logaddexp(self, a: Any, b: Any) -> Any:
-        return _logaddexp(a, b)
-
-    def maximum(self, a: Any, b: Any) -> Any:
-        return a.maximum(b)
-
-    def minimum(self, a: Any, b: Any) -> Any:
-        return a.minimum(b)
-
-    def where(self, condition: Any, a: Any, b: Any) -> Any:
-        return condition.where(a, b)
 
     def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
         if not numbers:
@@ -285,8 +227,12 @@ class TinygradBackend:
     def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
         return Tensor.full(shape, _real(value), dtype=like.dtype, device=like.device)
 
+    def wide_index(self, index: Any, spec: IndexSpec) -> Any:
+        # widened first: uint8 coordinates of a 300 x 300 grid would overflow when merged
+        return _wide(index, math.prod(spec.lengths) * (spec.batch or 1))
+
     def gatherer(self, spec: IndexSpec) -> Callable[[Any, Any], Any]:
-        positions = _positions(spec)
+        positions = self.positions(spec)
         channels = spec.channels
         if spec.batch is None:
 
@@ -309,7 +255,7 @@ class TinygradBackend:
         return gather
 
     def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
-        positions = _positions(spec)
+        positions = self.positions(spec)
         channels = spec.channels
 
         def into(x: Any, dim: int, where: Any, values: Any) -> Any:
@@ -349,22 +295,8 @@ class TinygradBackend:
     def concat(self, xs: Sequence[Any], axis: int) -> Any:
         return xs[0].cat(*xs[1:], dim=axis)
 
-    def split(self, x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
-        # slices, not Tensor.split: it refuses a piece of size 0
-        if axis < 0:
-            axis += x.ndim
-        pieces, start = [], 0
-        for size in sizes:
-            bounds = tuple((start, start + size) if i == axis else None for i in range(x.ndim))
-            pieces.append(x.shrink(bounds))
-            start += size
-        return pieces
-
     def matmul(self, a: Any, b: Any) -> Any:
         return a.matmul(b)
-
-    def multiply(self, a: Any, b: Any) -> Any:
-        return a.mul(b)
 
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         return x.diagonal(dim1=axis1, dim2=axis2)  # torch's rule: moved last, as NumPy's
@@ -372,28 +304,14 @@ class TinygradBackend:
     def astype(self, x: Any, dtype: Any, casting: str = "unsafe") -> Any:
         return x if x.dtype == dtype else x.cast(dtype)  # tinygrad has no casting rule
 
-    def ordered(self, x: Any, order: str) -> Any:
-        if order == "C":
-            return x.contiguous()
-        raise BackendError(
-            f"order={order!r}: tinygrad tensors are laid out in C order",
-            hint="leave order out; only NumPy arrays take order='F'",
-        )
+    def contiguous(self, x: Any) -> Any:
+        return x.contiguous()
 
-    def write(self, out: Any, x: Any, casting: str) -> Any:
-        if not isinstance(out, Tensor):
-            raise BackendError(f"out must be a tinygrad tensor here, got {type(out).__name__}")
-        if tuple(out.shape) != tuple(x.shape):
-            raise ShapeError(
-                f"out has shape {tuple(out.shape)} but the result has shape {tuple(x.shape)}"
-            )
+    def assign(self, out: Any, x: Any, casting: str) -> Any:
         return out.assign(self.astype(x, out.dtype))
 
     def result_type(self, xs: Sequence[Any]) -> Any:
         return least_upper_dtype(*(x.dtype for x in xs))
-
-    def constant(self, value: complex, like: Any) -> Any:
-        return Tensor(_real(value), dtype=like.dtype, device=like.device)
 
     def scalar(self, value: complex, like: Any) -> Any:
         # tinygrad's rule for `like * value`: the number takes the tensor's dtype where its
@@ -431,12 +349,6 @@ class TinygradBackend:
             )
         return Tensor(np.ascontiguousarray(a), device=device)
 
-    def sizes(self, x: Any) -> tuple[Any, ...]:
-        return tuple(x.shape)
-
-    def traced(self, shapes: Any) -> bool:
-        return False
-
     def __repr__(self) -> str:
         return "TinygradBackend()"
 
@@ -456,32 +368,11 @@ def _wide(index: Tensor, size: int) -> Tensor:
     return index.cast(wide)
 
 
-def _positions(spec: IndexSpec) -> Callable[[Tensor], Tensor]:
-    """The positions an index reads in the merged indexed axes: ``(i0 * n1 + i1) * n2 ...``.
-
-    The coordinates are widened first: ``uint8`` coordinates of a 300 x 300 grid would
-    overflow their own dtype when merged.
-    """
-    lengths = spec.lengths
-    size = math.prod(lengths) * (spec.batch or 1)
-    if len(lengths) == 1:
-        return lambda index: _wide(index, size)
-
-    def positions(index: Tensor) -> Tensor:
-        index = _wide(index, size)
-        flat = index[..., 0]
-        for j in range(1, len(lengths)):
-            flat = flat * lengths[j] + index[..., j]
-        return flat
-
-    return positions
-
-
 #: The one adapter (`tensorops._backends.backend_for_framework` reads it).
-ADAPTER = TinygradBackend()
+ADAPTER: Backend = TinygradBackend()
 
 
-def adapter_for(x: Any) -> TinygradBackend | None:
+def adapter_for(x: Any) -> Backend | None:
     """The adapter for ``x`` if it is a ``tinygrad.Tensor``, else None.
 
     Example:

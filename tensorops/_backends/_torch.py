@@ -7,7 +7,7 @@ Only `TorchBackend.to_numpy` moves data to the host, because it is asked to.
 
 This module imports torch; ``tensorops._backends`` imports it only once a
 tensor has been seen (torch is then already in ``sys.modules``). What tensorops
-does for torch.compile is in `tensorops._tracing`.
+does for torch.compile is in `tensorops._compile`.
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from tensorops._backends._numpy import reduced_last
-from tensorops._compile import STAND_INS
-from tensorops._errors import FRAMEWORK_ERRORS, BackendError, ShapeError
-from tensorops._types import Executor, IndexSpec
+from tensorops._backends._base import AdapterBase
+from tensorops._errors import FRAMEWORK_ERRORS, BackendError
+from tensorops._staging import STAND_INS
+from tensorops._staging.sizes import shape_values
+from tensorops._types import Backend, Executor, IndexSpec
 
-__all__ = ["TorchBackend", "stand_in", "tensor_to_numpy"]
+__all__ = ["ADAPTER", "TorchBackend", "stand_in", "tensor_to_numpy"]
 
 #: The element-wise functions by name (tops.add, ...).
 _ELEMENTWISE: dict[str, Callable[..., Any]] = {
@@ -99,24 +100,35 @@ def stand_in(shape: tuple[int, ...], dtype: str) -> torch.Tensor:
 STAND_INS["torch"] = stand_in
 
 
-class TorchBackend:
-    """Primitives for ``torch.Tensor`` and its subclasses (``nn.Parameter``)."""
+class TorchBackend(AdapterBase):
+    """Primitives for ``torch.Tensor`` and its subclasses (``nn.Parameter``).
+
+    Under ``torch.jit.trace`` every length is recorded (a 0-d tensor): `sizes` reads them
+    as run-time sizes, so that the trace computes each length from its input's shape
+    and stays valid at other sizes, as einops' traced graphs do.
+    """
 
     __slots__ = ()
     name: str = "torch"
+    staged_as = "under torch.jit.trace"
+    written_class = torch.Tensor
+    written_name = "torch tensor"
+    c_ordered = True
 
     # Sizes are passed as separate arguments: torch parses `reshape(2, 3)` faster than
     # `reshape((2, 3))` (benchmarks/overhead.py). An empty shape must stay a tuple:
-    # `x.reshape()` is an error.
+    # `x.reshape()` is an error. A run-time size (torch.jit.trace) is torch's own value.
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
-        return x.reshape(*shape) if shape else x.reshape(shape)
+        try:
+            return x.reshape(*shape) if shape else x.reshape(shape)
+        except TypeError:
+            return x.reshape(shape_values(shape))
 
     def permute(self, x: Any, axes: tuple[int, ...]) -> Any:
         return x.permute(*axes) if axes else x
 
-    def reduce(self, x: Any, reduction: str, axes: tuple[int, ...]) -> Any:
-        return self.reducer(reduction, axes)(x, None)
-
+    # The one-call executors call the methods directly: benchmarks/overhead.py's rows are
+    # that call and little else.
     def permuter(self, axes: tuple[int, ...]) -> Executor:
         def permute(x: Any, arg: Any) -> Any:
             return x.permute(*axes) if axes else x
@@ -124,6 +136,8 @@ class TorchBackend:
         return permute
 
     def reshaper(self, shape: tuple[int, ...]) -> Executor:
+        shape = shape_values(shape)
+
         def reshape(x: Any, arg: Any) -> Any:
             return x.reshape(*shape) if shape else x.reshape(shape)
 
@@ -132,8 +146,10 @@ class TorchBackend:
     def reducer(self, reduction: str, axes: tuple[int, ...]) -> Executor:
         function = _REDUCERS.get(reduction) or _reduce_one_by_one(reduction)
         where: Any = axes
-        if reduction in _ONE_AXIS and len(axes) == 1:
-            function, where = _ONE_AXIS[reduction], axes[0]
+        if reduction in _ONE_AXIS:
+            function = self.arg_reduction(_ONE_AXIS[reduction])
+            if len(axes) == 1:
+                function, where = _ONE_AXIS[reduction], axes[0]
 
         def reduce(x: Any, arg: Any) -> Any:
             if not axes:
@@ -146,8 +162,7 @@ class TorchBackend:
 
         return reduce
 
-    def einsummer(self, equation: str) -> Callable[..., Any] | None:
-        return None  # torch.einsum costs more per call than the planned program
+    # torch.einsum costs more per call than the planned program: no einsummer
 
     def softmaxer(self, axes: tuple[int, ...], log: bool) -> Executor:
         function = torch.log_softmax if log else torch.softmax
@@ -170,7 +185,7 @@ class TorchBackend:
 
         return softmax
 
-    def flipper(self, axes: tuple[int, ...]) -> Executor:
+    def flipper(self, axes: tuple[int, ...]) -> Executor:  # torch has no negative strides
         return lambda x, arg: torch.flip(x, axes)
 
     def roller(self, shifts: tuple[int, ...], axes: tuple[int, ...]) -> Executor:
@@ -184,9 +199,6 @@ class TorchBackend:
     def cumsummer(self, axis: int) -> Executor:
         return lambda x, arg: torch.cumsum(x, axis)
 
-    def is_integer(self, dtype: Any) -> bool:
-        return not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)
-
     def dtype_kind(self, dtype: Any) -> str:
         if dtype == torch.bool:
             return "b"
@@ -197,25 +209,13 @@ class TorchBackend:
             return x
         return x.to(torch.get_default_dtype())  # what torch.exp gives an integer tensor
 
-    def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
+    def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         # detached: the result does not depend on the shift, so no gradient need flow there
         top = torch.amax(x.detach(), axis, keepdim=True).nan_to_num_(0.0, 0.0, 0.0)
         return torch.exp(x - top), top
 
     def log(self, x: Any) -> Any:
         return torch.log(x)
-
-    def logaddexp(self, a: Any, b: Any) -> Any:
-        return torch.logaddexp(a, b)
-
-    def maximum(self, a: Any, b: Any) -> Any:
-        return torch.maximum(a, b)
-
-    def minimum(self, a: Any, b: Any) -> Any:
-        return torch.minimum(a, b)
-
-    def where(self, condition: Any, a: Any, b: Any) -> Any:
-        return torch.where(condition, a, b)
 
     def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
         if not numbers or name == "where":  # torch.where takes numbers for a and b
@@ -244,7 +244,11 @@ class TorchBackend:
         return torch.arange(n, device=like.device)
 
     def full(self, shape: tuple[int, ...], value: complex, like: Any) -> Any:
-        return torch.full(shape, value, dtype=like.dtype, device=like.device)
+        return torch.full(shape_values(shape), value, dtype=like.dtype, device=like.device)
+
+    def constant(self, value: complex, like: Any) -> Any:
+        # torch.tensor, not torch.full: Dynamo cannot trace a torch call that returns a dtype
+        return torch.tensor(value, dtype=like.dtype, device=like.device)
 
     # No range check: it would read the index on the host (a sync). torch's kernels check
     # it themselves (an error on the CPU, a device-side assert on CUDA).
@@ -263,7 +267,8 @@ class TorchBackend:
             def gather(x: Any, index: Any) -> Any:
                 return x.gather(1, index.unsqueeze(2).expand(-1, -1, channels))
 
-        return _with_positions(gather, spec)
+        positions = self.positions(spec)
+        return lambda x, index: gather(x, positions(index))
 
     def scatterer(self, spec: IndexSpec, accumulate: bool) -> Callable[[Any, Any, Any], Any]:
         channels = spec.channels
@@ -281,13 +286,36 @@ class TorchBackend:
                     index = index.unsqueeze(2).expand(-1, -1, channels)
                 return function(x, 1, index, values)
 
-        positions = _positions(spec)
-        if positions is None:
-            return scatter
+        positions = self.positions(spec)
         return lambda x, index, values: scatter(x, positions(index), values)
 
-    def expand(self, x: Any, shape: tuple[int, ...]) -> Any:
-        return x.expand(*shape) if shape else x.expand(shape)  # stride-0 view, no copy
+    def positions(self, spec: IndexSpec) -> Callable[[Any], Any]:
+        """Several coordinates merged with torch.add's alpha: one kernel each, not two.
+
+        An index of a dtype torch's kernels take as it is is used as it is.
+        """
+        lengths = spec.lengths
+        wide = spec.index_dtype not in _INDEX_DTYPES or (
+            len(lengths) > 1 and spec.index_dtype != torch.int64
+        )
+        if len(lengths) == 1:
+            return (lambda index: index.long()) if wide else _same
+
+        def positions(index: Any) -> Any:
+            if wide:
+                index = index.long()
+            flat = index[..., 0]
+            for j in range(1, len(lengths)):
+                flat = torch.add(index[..., j], flat, alpha=lengths[j])
+            return flat
+
+        return positions
+
+    def expand(self, x: Any, shape: tuple[int, ...]) -> Any:  # stride-0 view, no copy
+        try:
+            return x.expand(*shape) if shape else x.expand(shape)
+        except TypeError:
+            return x.expand(shape_values(shape))
 
     def stack(self, xs: Sequence[Any]) -> Any:
         return torch.stack(list(xs))
@@ -295,14 +323,8 @@ class TorchBackend:
     def concat(self, xs: Sequence[Any], axis: int) -> Any:
         return torch.cat(list(xs), dim=axis)
 
-    def split(self, x: Any, sizes: Sequence[int], axis: int) -> list[Any]:
-        return list(torch.split(x, list(sizes), dim=axis))
-
     def matmul(self, a: Any, b: Any) -> Any:
         return torch.matmul(a, b)
-
-    def multiply(self, a: Any, b: Any) -> Any:
-        return torch.mul(a, b)
 
     def diagonal(self, x: Any, axis1: int, axis2: int) -> Any:
         return torch.diagonal(x, dim1=axis1, dim2=axis2)
@@ -310,21 +332,10 @@ class TorchBackend:
     def astype(self, x: Any, dtype: Any, casting: str = "unsafe") -> Any:
         return x.to(dtype)  # torch has no casting rule: it converts
 
-    def ordered(self, x: Any, order: str) -> Any:
-        if order == "C":
-            return x.contiguous()
-        raise BackendError(
-            f"order={order!r}: torch tensors are laid out in C order (strides aside)",
-            hint="leave order out, or call .contiguous() on the result",
-        )
+    def contiguous(self, x: Any) -> Any:
+        return x.contiguous()
 
-    def write(self, out: Any, x: Any, casting: str) -> Any:
-        if not isinstance(out, torch.Tensor):
-            raise BackendError(f"out must be a torch tensor here, got {type(out).__name__}")
-        if tuple(out.shape) != tuple(x.shape):
-            raise ShapeError(
-                f"out has shape {tuple(out.shape)} but the result has shape {tuple(x.shape)}"
-            )
+    def assign(self, out: Any, x: Any, casting: str) -> Any:
         return out.copy_(x)
 
     def result_type(self, xs: Sequence[Any]) -> Any:
@@ -334,10 +345,6 @@ class TorchBackend:
             dtype = torch.promote_types(dtype, x.dtype)
         return dtype
 
-    def constant(self, value: complex, like: Any) -> Any:
-        # no torch.result_type: Dynamo cannot trace a torch call that returns a dtype
-        return torch.tensor(value, dtype=like.dtype, device=like.device)
-
     def scalar(self, value: complex, like: Any) -> Any:
         # torch's rule for `like * value`: a float stays float16 with a float16 tensor
         return torch.tensor(value, dtype=torch.result_type(like, value), device=like.device)
@@ -345,38 +352,17 @@ class TorchBackend:
     def to_numpy(self, x: Any) -> Any:
         return tensor_to_numpy(x)
 
-    def sizes(self, x: Any) -> tuple[Any, ...]:
+    def static_shape(self, x: Any) -> tuple[Any, ...]:
         shape = tuple(x.shape)
-        if any(isinstance(n, torch.Tensor) for n in shape):
-            # torch.jit.trace records sizes as tensors; the plan reads them as they are now
-            state = torch._C._get_tracing_state()
-            torch._C._set_tracing_state(None)  # type: ignore[attr-defined]
-            try:
-                shape = tuple(x.shape)
-            finally:
-                torch._C._set_tracing_state(state)  # type: ignore[attr-defined]
-        return shape
+        # torch.jit.trace records every length as a 0-d tensor: each is read when it runs
+        return (None,) * len(shape) if _any_tensor(shape) else shape
 
-    def traced(self, shapes: Any) -> bool:
-        for n in shapes:
-            if (isinstance(n, tuple) and self.traced(n)) or isinstance(n, torch.Tensor):
-                return True
-        return False
+    def is_length(self, value: Any) -> bool:
+        # parse_shape's lengths under torch.jit.trace: 0-d integer tensors
+        return isinstance(value, torch.Tensor) and value.ndim == 0 and not value.is_floating_point()
 
     def __repr__(self) -> str:
         return "TorchBackend()"
-
-
-def _flat_arg(function: Any) -> Any:
-    """The argmax / argmin over several axes flattened in their order (as if written ``(h w)``)."""
-
-    def arg(x: torch.Tensor, axes: tuple[int, ...]) -> Any:
-        perm, start = reduced_last(x.shape, axes)
-        if perm is not None:
-            x = x.permute(perm)
-        return function(x.flatten(start), -1)
-
-    return arg
 
 
 # One call each; the dict lookup is cheaper than a chain of string comparisons.
@@ -387,50 +373,24 @@ _REDUCERS: dict[str, Any] = {
     "min": torch.amin,
     "any": torch.any,
     "all": torch.all,
-    "argmax": _flat_arg(torch.argmax),
-    "argmin": _flat_arg(torch.argmin),
     "logsumexp": torch.logsumexp,
     "var": lambda x, axes: torch.var(x, axes, correction=0),
     "std": lambda x, axes: torch.std(x, axes, correction=0),
 }
 
-#: argmax / argmin over one axis: the function itself, called with that axis.
+#: argmax / argmin along one axis (several: `AdapterBase.arg_reduction`).
 _ONE_AXIS: dict[str, Any] = {"argmax": torch.argmax, "argmin": torch.argmin}
 
 #: Index dtypes torch's indexing kernels take as they are (uint8 would be a mask).
 _INDEX_DTYPES = (torch.int64, torch.int32)
 
 
-def _positions(spec: IndexSpec) -> Callable[[Any], Any] | None:
-    """The positions an index reads in the merged indexed axes; None if it holds them already.
-
-    Several coordinates are merged as ``((i0 * n1) + i1) * n2 + i2``, one ``add`` each.
-    """
-    lengths = spec.lengths
-    wide = spec.index_dtype not in _INDEX_DTYPES or (
-        len(lengths) > 1 and spec.index_dtype != torch.int64
-    )
-    if len(lengths) == 1:
-        return (lambda index: index.long()) if wide else None
-
-    def positions(index: Any) -> Any:
-        if wide:
-            index = index.long()
-        flat = index[..., 0]
-        for j in range(1, len(lengths)):
-            flat = torch.add(index[..., j], flat, alpha=lengths[j])
-        return flat
-
-    return positions
+def _same(index: Any) -> Any:
+    return index
 
 
-def _with_positions(
-    gather: Callable[[Any, Any], Any], spec: IndexSpec
-) -> Callable[[Any, Any], Any]:
-    positions = _positions(spec)
-    if positions is None:
-        return gather
-    return lambda x, index: gather(x, positions(index))
+def _any_tensor(shape: tuple[Any, ...]) -> bool:
+    return any(isinstance(n, torch.Tensor) for n in shape)
 
 
 def _reduce_one_by_one(reduction: str) -> Any:
@@ -459,3 +419,7 @@ def _refused(x: torch.Tensor, reduction: str, axes: tuple[int, ...], error: Exce
         f"cannot take the {reduction} over axes {axes} of a torch tensor with "
         f"shape {tuple(x.shape)} and dtype {dtype}: {error}"
     )
+
+
+#: The one adapter (`tensorops._backends` makes it the adapter of every tensor type).
+ADAPTER: Backend = TorchBackend()

@@ -1,13 +1,16 @@
 """Everything tensorops does for torch.compile, in one room.
 
 ```
-tracing.py    low floor: is_compiling / for_compiler, the fallback switch
-              (TENSOROPS_COMPILE=traced), ON_DYNAMO hooks, STAND_INS arrays
-errors.py     errors that reach the user unchanged from inside a trace
 dynamo.py     every torch API used here, each in one feature-checked function
-stand_ins.py  top floor: what Dynamo traces in place of the public ops — a check it
-              runs itself and one graph node per call
+checks.py     the folded check a stand-in has Dynamo run itself, the graph node
+              `in_graph`, and the errors they keep
+stand_ins.py  what Dynamo traces in place of the public ops — a check it runs itself
+              and one graph node per call
 ```
+
+The room sits at the top of the house: it imports the ops. What the rest of the
+package asks of the compiler (`is_compiling`, `raise_error`, the `ON_DYNAMO` hooks)
+lives on the ground floor, in `tensorops._staging`.
 
 Two paths, chosen when Dynamo is imported (`install`):
 
@@ -19,8 +22,8 @@ Two paths, chosen when Dynamo is imported (`install`):
   nothing is registered; Dynamo traces tensorops' own Python, as it traces einops'.
   Errors still reach the user as the eager ones (`raise_error`).
 
-The rest of the package uses the names exported here; ``tensorops/__init__.py``
-imports `tensorops._compile.stand_ins` and calls `install` once, last.
+``tensorops/__init__.py`` imports `tensorops._compile.stand_ins` and calls `install`
+once, last.
 """
 
 from __future__ import annotations
@@ -29,27 +32,9 @@ import sys
 from typing import Any
 
 from tensorops._compile import dynamo
-from tensorops._compile.errors import Replay, raise_error, replayable
-from tensorops._compile.tracing import (
-    ON_DYNAMO,
-    STAND_INS,
-    constant_result,
-    find_compiler_check,
-    for_compiler,
-    is_compiling,
-)
+from tensorops._staging import ON_DYNAMO, find_compiler_check
 
-__all__ = [
-    "ON_DYNAMO",
-    "STAND_INS",
-    "Replay",
-    "constant_result",
-    "for_compiler",
-    "install",
-    "is_compiling",
-    "raise_error",
-    "replayable",
-]
+__all__ = ["install"]
 
 _PACKAGE = "tensorops"
 

@@ -20,8 +20,6 @@ from typing import Any
 
 from tensorops._along import argsort, cumsum, flip, roll, sort
 from tensorops._check import check as check_shapes
-from tensorops._compile.errors import pass_through
-from tensorops._compile.tracing import STAND_INS, constant_result, in_node, replaying
 from tensorops._einsum import einsum
 from tensorops._elementwise import ELEMENTWISE_OPS, align_operands, finish_result
 from tensorops._errors import TensorOpsError
@@ -29,6 +27,8 @@ from tensorops._indexing import add_at, get_at, set_at
 from tensorops._ops import rearrange, reduce, repeat
 from tensorops._pack import pack, parse_shape, unpack
 from tensorops._softmax import log_softmax, softmax
+from tensorops._staging.compiler import STAND_INS, constant_result, in_node, replaying
+from tensorops._staging.errors import pass_through
 
 __all__ = [
     "INDICES",

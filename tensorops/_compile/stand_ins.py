@@ -61,10 +61,10 @@ from tensorops._compile.checks import (
     not_constant,
     raise_pending,
 )
-from tensorops._compile.tracing import CONSTANT_RESULTS, ON_DYNAMO, stand_ins_wanted
 from tensorops._config import config
 from tensorops._errors import TensorOpsError
 from tensorops._pack import axis_positions, pack, pack_positions, parse_shape, unpack
+from tensorops._staging.compiler import CONSTANT_RESULTS, ON_DYNAMO, stand_ins_wanted
 
 __all__ = ["install", "installed"]
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from tensorops._axes import product
 from tensorops._backends import NUMPY_BACKEND, get_backend
-from tensorops._compile import raise_error
 from tensorops._config import Settings, check_progress, config
 from tensorops._convert import convert
 from tensorops._dispatch import Op, call_many
@@ -44,6 +43,7 @@ from tensorops._einsum._progress import with_progress
 from tensorops._einsum._run_semiring import semiring_executor
 from tensorops._einsum._semiring import SEMIRINGS
 from tensorops._errors import ArgumentError, TensorOpsError, describe_inputs
+from tensorops._staging import raise_error
 from tensorops._types import Backend, Executor
 
 __all__ = [

@@ -11,11 +11,13 @@ builds no `Notation`.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 from tensorops._axes import DOTS_PREFIX, Dim, Slot, check_lengths, resolve_dims
 from tensorops._einsum._notation import Plain, parse_equation, plain_axes, render_axes
 from tensorops._errors import ShapeError, Span
+from tensorops._staging.sizes import is_run_time, known_as, require_equal, same_length, same_shape
 
 __all__ = ["Bound", "bind_equation"]
 
@@ -107,8 +109,9 @@ def _bind_plain(equation: str, plain: Plain, shapes: tuple[tuple[int, ...], ...]
             return None
         for name, size in zip(names, shape):  # noqa: B905
             known = sizes.setdefault(name, size)
-            # `is`: a symbolic length (torch.compile) is not compared with itself
-            if known is not size and known != size:
+            # `is`: a symbolic length (torch.compile) is not compared with itself; two
+            # lengths known only when the graph runs are bound by `_bind_general`
+            if known is not size and (is_run_time(known) or is_run_time(size) or known != size):
                 return None
     unchanged = (None,) * len(terms)
     return Bound(equation, plain.spaced, terms, plain.output, None, sizes, terms, unchanged)
@@ -141,14 +144,14 @@ def _bind_general(
         for dim, resolved in zip(dims, _resolve(equation, dims, shape, given), strict=True):
             for slot, size in resolved:
                 axis = slot.name or ""
-                if local.setdefault(axis, size) != size:
-                    raise ShapeError(
-                        f"axis {axis!r} is repeated in operand {number} with different "
-                        f"lengths {local[axis]} and {size}: a diagonal needs equal lengths",
-                        pattern=equation,
-                        span=dim.span,
-                    )
-                if sizes.get(axis) != size:  # an axis seen before with its size: nothing to do
+                first = local.setdefault(axis, size)
+                require_equal(
+                    first,
+                    size,
+                    functools.partial(_diagonal, equation, axis, number, first, size, dim.span),
+                )
+                # an axis seen before with its size: nothing to do
+                if axis not in sizes or same_length(sizes[axis], size) is not True:
                     _unify(equation, sizes, owners, axis, _Owner(number, size, dim.span), shapes)
                 items.append((axis, size))
         elementary.append(items)
@@ -183,6 +186,17 @@ def _resolve(
     return [[(dim.slots[0], length)] for dim, length in zip(dims, shape, strict=True)]
 
 
+def _diagonal(
+    equation: str, axis: str, number: int, first: Any, size: Any, span: Span
+) -> ShapeError:
+    return ShapeError(
+        f"axis {axis!r} is repeated in operand {number} with different "
+        f"lengths {first} and {size}: a diagonal needs equal lengths",
+        pattern=equation,
+        span=span,
+    )
+
+
 def _unify(
     text: str,
     sizes: dict[str, int],
@@ -191,27 +205,44 @@ def _unify(
     owner: _Owner,
     shapes: tuple[tuple[int, ...], ...],
 ) -> None:
-    """Record `axis` of `owner.size`; size-1 broadcasts, other mismatches are errors."""
+    """Record `axis` of `owner.size`; size-1 broadcasts, other mismatches are errors.
+
+    A length known only when the graph runs is bound to the axis's length by
+    construction: a known length wins (it gives the plan constants), and the two are
+    checked when the graph runs. A known 1 broadcasts against it.
+    """
     previous = sizes.get(axis)
     size = owner.size
-    if previous is None or previous == size:
+    same = None if previous is None else same_length(previous, size)
+    if previous is None or same is True:
         sizes[axis] = size
         owners.setdefault(axis, owner)
         return
-    if previous == 1 or size == 1:
-        sizes[axis] = max(previous, size)
-        if size != 1:
+    if _is_one(previous) or _is_one(size):
+        if not _is_one(size):
+            sizes[axis] = size
             owners[axis] = owner
         return
     first = owners[axis]
-    name = "'...'" if axis[0] == DOTS_PREFIX else repr(axis)
-    raise ShapeError(
-        f"axis {name} has length {first.size} in operand {first.operand} "
-        f"(shape {shapes[first.operand]}) but length {size} in operand {owner.operand} (shape "
-        f"{shapes[owner.operand]})",
-        pattern=text,
-        span=owner.span,
-    )
+
+    def mismatch() -> ShapeError:
+        name = "'...'" if axis[0] == DOTS_PREFIX else repr(axis)
+        return ShapeError(
+            f"axis {name} has length {first.size} in operand {first.operand} "
+            f"(shape {shapes[first.operand]}) but length {size} in operand {owner.operand} "
+            f"(shape {shapes[owner.operand]})",
+            pattern=text,
+            span=owner.span,
+        )
+
+    require_equal(previous, size, mismatch)
+    if is_run_time(previous) and not is_run_time(size):
+        sizes[axis] = size
+        owners[axis] = owner
+
+
+def _is_one(size: Any) -> bool:
+    return known_as(size, 1)
 
 
 def _drop_broadcast(
@@ -223,8 +254,10 @@ def _drop_broadcast(
     axes: list[tuple[str, ...]] = []
     new_shapes: list[tuple[int, ...] | None] = []
     for items, shape in zip(elementary, shapes, strict=True):
-        kept = [(axis, size) for axis, size in items if size == sizes[axis]]
+        # bound by construction: an axis whose length is known only when the graph runs is
+        # kept (it is not a known 1 against a larger length)
+        kept = [(axis, size) for axis, size in items if not _is_one(size) or _is_one(sizes[axis])]
         axes.append(tuple(axis for axis, _ in kept))
         new_shape = tuple(size for _, size in kept)
-        new_shapes.append(None if new_shape == tuple(shape) else new_shape)
+        new_shapes.append(None if same_shape(new_shape, tuple(shape)) else new_shape)
     return tuple(axes), tuple(new_shapes)

@@ -20,7 +20,6 @@ from typing import Any, NamedTuple
 
 from tensorops._axes import count_dots
 from tensorops._backends import get_backend
-from tensorops._compile import raise_error
 from tensorops._concat import concat_group, dim_index, plan_concat
 from tensorops._errors import (
     ArgumentError,
@@ -31,6 +30,7 @@ from tensorops._errors import (
     describe_inputs,
 )
 from tensorops._grammar import Anon, Axis, Dots, Group, Pattern, Term, parse_concat
+from tensorops._staging import raise_error
 from tensorops._types import Backend, Executor
 
 __all__ = ["einsum_concat", "has_concat"]

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from tensorops._axes import same_sizes
+from tensorops._axes import same_shape
 from tensorops._types import Backend
 
 __all__ = [
@@ -118,7 +118,7 @@ def moved(perm: tuple[int, ...]) -> tuple[int, ...] | None:
 
 
 def _reshape(target: tuple[int, ...], current: tuple[int, ...]) -> tuple[int, ...] | None:
-    return None if same_sizes(target, current) else target
+    return None if same_shape(target, current) else target
 
 
 def _size(names: Sequence[str], sizes: dict[str, int]) -> int:

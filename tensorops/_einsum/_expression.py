@@ -22,7 +22,6 @@ from typing import Any, NamedTuple
 
 from tensorops._axes import product
 from tensorops._backends import NUMPY_BACKEND, get_backend
-from tensorops._compile import raise_error
 from tensorops._config import Settings, config
 from tensorops._convert import convert
 from tensorops._einsum._api import framework_einsum, optimizer_path, path_shape
@@ -51,6 +50,7 @@ from tensorops._einsum._program import (
     plan_einsum_cached,
 )
 from tensorops._errors import ArgumentError, ShapeError, TensorOpsError, describe_inputs
+from tensorops._staging import raise_error
 from tensorops._types import Backend
 
 __all__ = [

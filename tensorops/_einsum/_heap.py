@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from tensorops._compile import is_compiling
+from tensorops._staging import is_compiling
 
 __all__ = ["PythonHeap", "heap_functions"]
 

@@ -19,9 +19,9 @@ import importlib
 from collections.abc import Callable
 from pathlib import Path
 
-from tensorops._compile import constant_result
 from tensorops._einsum._partition import Hypergraph
 from tensorops._einsum._prng import Random
+from tensorops._staging import constant_result
 
 __all__ = ["CONFIG", "Bisector", "bisector"]
 

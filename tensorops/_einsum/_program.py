@@ -42,7 +42,8 @@ from tensorops._einsum._paths import PLANNERS, plan_contraction, slice_path
 from tensorops._einsum._semiring import write_weight
 from tensorops._einsum._sliced import Slicing, plan_slicing, run_sliced
 from tensorops._einsum._store import active_store
-from tensorops._errors import ArgumentError, unknown_option
+from tensorops._errors import ArgumentError, ShapeError, unknown_option
+from tensorops._staging.sizes import is_run_time
 from tensorops._types import Backend
 
 __all__ = [
@@ -94,8 +95,15 @@ def _find(
     sizes: dict[str, int],
     settings: Settings,
 ) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...], str]:
-    """The path, the sliced axes and the name of what made the path."""
+    """The path, the sliced axes and the name of what made the path.
+
+    A length known only when the graph runs is planned as `NOMINAL_LENGTH`: the path is
+    chosen while the graph is built, for any length it will meet.
+    """
     strategy, memory_limit, max_time, minimize = settings[:4]
+    run_time = [axis for axis, size in sizes.items() if is_run_time(size)]
+    if run_time:
+        sizes = {axis: NOMINAL_LENGTH if is_run_time(n) else n for axis, n in sizes.items()}
     weight = write_weight(settings.semiring)
     if isinstance(strategy, str):
         if strategy not in PLANNERS:
@@ -132,6 +140,7 @@ def _find(
             raise ArgumentError(f"cannot plan the contraction: {error}") from None
         if store is not None:
             store.save(distinct, output, sizes, key, (planned.path, planned.sliced_axes))
+        _check_sliced(planned.sliced_axes, run_time)
         return planned.path, planned.sliced_axes, strategy
     inputs = _distinct(inputs)  # the planners above take repeated axes; the checks not
     try:
@@ -146,7 +155,23 @@ def _find(
     planned = slice_path(
         inputs, output, sizes, strategy, memory_limit, minimize=minimize, write_weight=weight
     )
+    _check_sliced(planned.sliced_axes, run_time)
     return planned.path, planned.sliced_axes, "explicit"
+
+
+#: The length a planner assumes for an axis whose length is known only when the graph runs.
+NOMINAL_LENGTH = 64
+
+
+def _check_sliced(sliced: tuple[str, ...], run_time: list[str]) -> None:
+    """Refuse to slice an axis whose length the graph knows only when it runs."""
+    for axis in sliced:
+        if axis in run_time:
+            raise ShapeError(
+                f"memory_limit would slice axis {axis!r}, whose length is known only when the "
+                "graph runs: the number of slices must be known while it is built",
+                hint="give that length in the input's static shape, or leave memory_limit out",
+            )
 
 
 def plan_einsum(

@@ -20,9 +20,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from tensorops._compile import for_compiler
 from tensorops._config import config
 from tensorops._einsum._hyper import Effort
+from tensorops._staging import for_compiler
 
 __all__ = ["ProgressEffort", "enabled", "planning_effort", "progress_bar", "with_progress"]
 

@@ -29,6 +29,7 @@ from tensorops._einsum._semiring import BLOCK_CAP, ZEROS
 from tensorops._einsum._sliced import Slicing, assemble, each_slice
 from tensorops._einsum._tropical import Pointers, Tropical
 from tensorops._errors import ArgumentError
+from tensorops._staging.sizes import known_as
 from tensorops._types import Backend, Executor
 
 __all__ = ["semiring_executor"]
@@ -56,7 +57,7 @@ def semiring_executor(plan: EinsumPlan, backend: Backend, memory_limit: int | No
     tropical = None
     if plan.semiring in ("max", "min"):
         tropical = Tropical(plan.semiring, memory_limit or BLOCK_CAP)
-    empty = any(size == 0 for size in sizes.values())
+    empty = any(known_as(size, 0) for size in sizes.values())
     built = einsum_program(plan)
     run = _Contraction(
         built, plan.semiring, tropical, sizes, bound.output, shape, empty, plan.sliced_axes

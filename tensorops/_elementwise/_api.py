@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from tensorops._compile import is_compiling
 from tensorops._dispatch import call_many
 from tensorops._elementwise._run import (
     ADD,
@@ -33,6 +32,7 @@ from tensorops._elementwise._run import (
     run_op,
 )
 from tensorops._errors import ArgumentError
+from tensorops._staging import is_compiling
 
 __all__ = [
     "ELEMENTWISE_OPS",

@@ -34,6 +34,7 @@ from tensorops._errors import ArgumentError, PatternError, ShapeError
 from tensorops._grammar import Anon, Dots, Pattern, Term, check_names, items_of, parse_pattern
 from tensorops._marked import useful
 from tensorops._plan import Recipe, check_term, make_recipe
+from tensorops._staging.sizes import is_run_time, known_as, require_equal, same_shape
 
 __all__ = ["Plan", "plan_operands", "read_pattern"]
 
@@ -221,9 +222,19 @@ def _resolve(
             if len(dim.slots) != 1 or dim.slots[0].length is not None:
                 continue
             name = dim.slots[0].name or ""
-            if name in known and known[name] != length:
-                raise _conflict(text, dim, name, length, k, known[name], where.get(name))
-            known[name] = length
+            if name in known:
+                first = known[name]
+                require_equal(
+                    first,
+                    length,
+                    functools.partial(
+                        _conflict, text, dim, name, length, k, first, where.get(name)
+                    ),
+                )
+                if is_run_time(first) and not is_run_time(length):
+                    known[name] = length  # a known length gives the plan constants
+            else:
+                known[name] = length
             where.setdefault(name, k)
     pending = list(range(len(dims)))
     while pending:  # compositions, each once the lengths it needs are known
@@ -248,7 +259,7 @@ def _conflict(
     shown = "'...'" if name.startswith("…") else f"'{name}'"
     before = f"{other} in operand {source}" if source is not None else f"{name}={other} was given"
     hint = None
-    if 1 in (length, other):
+    if known_as(length, 1) or known_as(other, 1):
         hint = "a dimension of length 1 broadcasts only where its term says 1, e.g. 'b 1 c, b t c'"
     return ShapeError(
         f"axis {shown} has length {length} in operand {k} but {before}",
@@ -300,15 +311,17 @@ def _prepare(
     target = tuple(known[name] if name in present else 1 for name in order)
     lengths = tuple((name, known[name]) for name in names)
     if perm == tuple(range(len(perm))):  # one reshape: axes opened and unit dims inserted
-        return None if target == shape else Recipe(None, (), None, None, None, target, lengths)
+        if same_shape(target, shape):
+            return None
+        return Recipe(None, (), None, None, None, target, lengths)
     init = tuple(known[name] for name in names)
     permuted = tuple(known[name] for name in ordered)
     return Recipe(
-        init if init != shape else None,
+        None if same_shape(init, shape) else init,
         (),
         perm,
         None,
         None,
-        target if target != permuted else None,
+        None if same_shape(target, permuted) else target,
         lengths,
     )

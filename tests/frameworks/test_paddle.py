@@ -387,17 +387,6 @@ def test_to_static_bad_pattern_is_a_tensorops_error() -> None:
     assert str(paddle_error.value) in str(sot_error.value)
 
 
-def test_to_static_unknown_lengths_say_so() -> None:
-    from paddle.static import InputSpec
-
-    def f(x: Any) -> Any:
-        return tops.rearrange(x, "b c w -> b w c")
-
-    spec = [InputSpec([None, 3, 4], "float32")]
-    with pytest.raises(tops.BackendError, match="axes of unknown length"):
-        paddle.jit.to_static(f, input_spec=spec, full_graph=True)(_t(np.zeros((2, 3, 4), "f4")))
-
-
 # -- dtypes and places ---------------------------------------------------------------------
 
 FLOATS = ["float16", "bfloat16", "float32", "float64"]

@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple, NoReturn, TypeVar
 
-from tensorops._compile.tracing import (
+from tensorops._errors import FRAMEWORK_ERRORS, TensorOpsError
+from tensorops._staging.compiler import (
     STAND_INS,
     constant_result,
     is_compiling,
     replaying,
 )
-from tensorops._errors import FRAMEWORK_ERRORS, TensorOpsError
 
 __all__ = ["REPLAYS", "Replay", "pass_through", "raise_error", "replayable"]
 
@@ -62,7 +62,7 @@ def raise_error(error: TensorOpsError, replay: Replay | None = None) -> NoReturn
 
     Examples:
         >>> import tensorops as tops
-        >>> from tensorops._compile import raise_error
+        >>> from tensorops._staging import raise_error
         >>> raise_error(tops.ShapeError("does not fit"))
         Traceback (most recent call last):
         tensorops._errors.ShapeError: does not fit
