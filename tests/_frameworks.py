@@ -114,7 +114,7 @@ def _keras(backend: str) -> Framework:
         "keras",
         "keras",
         None,
-        ("test_keras.py",),
+        ("test_keras.py", "test_keras_staged.py"),
         environment={"KERAS_BACKEND": backend},
         modules=("tensorops.layers.keras",),
     )

@@ -29,6 +29,7 @@ scalars is Python's operators, which every framework overloads.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -99,39 +100,44 @@ class RunTimeSize:
         (1, False)
     """
 
-    __slots__ = ("_terms", "_value")
+    __slots__ = ("_build", "_terms", "_value")
     __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, terms: _Polynomial) -> None:
+    def __init__(self, terms: _Polynomial, build: Callable[[], Any] | None = None) -> None:
         self._terms = terms
+        #: how the framework's value is computed: the operation that made this size, on
+        #: its operands' values (each computed once), so that a graph reuses them
+        self._build = build
         self._value: Any = None
 
     # -- arithmetic: sizes and ints ---------------------------------------------------
 
     def __mul__(self, other: Any) -> Any:
-        return _made(_times(self._terms, _polynomial(other)))
+        return _made(_times(self._terms, _polynomial(other)), operator.mul, self, other)
 
-    __rmul__ = __mul__
+    def __rmul__(self, other: Any) -> Any:
+        return _made(_times(_polynomial(other), self._terms), operator.mul, other, self)
 
     def __floordiv__(self, other: Any) -> Any:
-        return _made(_divided(self._terms, _polynomial(other)))
+        return _made(_divided(self._terms, _polynomial(other)), operator.floordiv, self, other)
 
     def __rfloordiv__(self, other: Any) -> Any:
-        return _made(_divided(_polynomial(other), self._terms))
+        return _made(_divided(_polynomial(other), self._terms), operator.floordiv, other, self)
 
     def __add__(self, other: Any) -> Any:
-        return _made(_plus(self._terms, _polynomial(other), 1))
+        return _made(_plus(self._terms, _polynomial(other), 1), operator.add, self, other)
 
-    __radd__ = __add__
+    def __radd__(self, other: Any) -> Any:
+        return _made(_plus(_polynomial(other), self._terms, 1), operator.add, other, self)
 
     def __sub__(self, other: Any) -> Any:
-        return _made(_plus(self._terms, _polynomial(other), -1))
+        return _made(_plus(self._terms, _polynomial(other), -1), operator.sub, self, other)
 
     def __rsub__(self, other: Any) -> Any:
-        return _made(_plus(_polynomial(other), self._terms, -1))
+        return _made(_plus(_polynomial(other), self._terms, -1), operator.sub, other, self)
 
     def __neg__(self) -> Any:
-        return _made({monomial: -c for monomial, c in self._terms.items()})
+        return 0 - self
 
     def __mod__(self, other: Any) -> int:
         # a remainder is asked for only to check that a length divides: assumed, and
@@ -289,12 +295,13 @@ def value_of(size: Any) -> Any:
     """The framework's value of a length: an int as it is, a `RunTimeSize` computed.
 
     The computation is made once per size, when an adapter first hands it to a
-    framework call: the leaves' scalars multiplied, divided (floor division), added.
+    framework call: the operation that made the size, on its operands' values (each
+    computed once too), so that ``h * w`` multiplies the values of ``h`` and ``w``.
     """
     if type(size) is not RunTimeSize:
         return size
     if size._value is None:
-        size._value = _compute(size._terms)
+        size._value = size._build() if size._build is not None else _compute(size._terms)
     return size._value
 
 
@@ -314,13 +321,31 @@ def _polynomial(value: Any) -> _Polynomial:
     raise TypeError(f"cannot compute a length with {type(value).__name__} {value!r}")
 
 
-def _made(terms: _Polynomial) -> Any:
-    """An int where the polynomial is a constant integer, else a size."""
+def _made(terms: _Polynomial, operation: Callable[[Any, Any], Any], *operands: Any) -> Any:
+    """The result of `operation` on `operands`: an int where it is a constant integer, an
+    operand where it is that operand again (``(n * 4) // 4`` is ``n``), else a new size
+    computed by the operation on the operands' values."""
     if not terms:
         return 0
     if len(terms) == 1 and () in terms and terms[()].denominator == 1:
         return int(terms[()])
-    return RunTimeSize(terms)
+    for operand in operands:
+        if type(operand) is RunTimeSize and operand._terms == terms:
+            return operand
+    first, second = operands
+    return RunTimeSize(terms, lambda: _operate(operation, first, second))
+
+
+def _operate(operation: Callable[[Any, Any], Any], first: Any, second: Any) -> Any:
+    """`operation` on the values of two lengths, without an op where one of them is neutral."""
+    a, b = value_of(first), value_of(second)
+    if operation is operator.mul and _is_int(a, 1) or operation is operator.add and _is_int(a, 0):
+        return b
+    if operation in (operator.mul, operator.floordiv) and _is_int(b, 1):
+        return a
+    if operation in (operator.add, operator.sub) and _is_int(b, 0):
+        return a
+    return operation(a, b)
 
 
 def _plus(first: _Polynomial, second: _Polynomial, sign: int) -> _Polynomial:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -75,3 +76,42 @@ def test_an_unknown_rank_is_refused_with_the_mode() -> None:
     )
     with pytest.raises(tops.TensorOpsError, match="unknown rank"):
         f.get_concrete_function()
+
+
+def _model(ops: Any) -> Any:
+    """Patches, attention, max-pooling, pack and unpack (tests/test_onnx.py's, in TensorFlow)."""
+    weight = tf.constant(np.linspace(-1, 1, 12 * 8, dtype=np.float32).reshape(12, 8))
+
+    def model(x: Any) -> Any:
+        patches = ops.rearrange(x, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=2, p2=2)
+        q = ops.rearrange(
+            ops.einsum(patches, weight, "b n c, c e -> b n e"), "b n (h d) -> b h n d", h=2
+        )
+        scores = ops.einsum(q, q, "b h i d, b h j d -> b h i j")
+        mixed = ops.einsum(tf.nn.softmax(scores), q, "b h i j, b h j d -> b h i d")
+        tokens = ops.rearrange(mixed, "b h n d -> b n (h d)")
+        packed, shapes = ops.pack([tokens[:, 0], tokens], "b * d")
+        first, rest = ops.unpack(packed, shapes, "b * d")
+        pooled = ops.reduce(x, "b c (h 2) (w 2) -> b c h w", "max")
+        return (
+            first
+            + ops.reduce(rest, "b n d -> b d", "mean")
+            + ops.reduce(pooled, "b c h w -> b", "mean")[:, None]
+        )
+
+    return model
+
+
+def graph_operations(ops: Any) -> int:
+    """How many operations the model's graph holds, traced with an unknown batch."""
+    spec = tf.TensorSpec([None, 3, 8, 8], tf.float32)
+    return len(tf.function(_model(ops)).get_concrete_function(spec).graph.get_operations())
+
+
+def test_the_graph_is_no_larger_than_einops() -> None:
+    ours = tf.function(_model(tops), input_signature=[tf.TensorSpec([None, 3, 8, 8], tf.float32)])
+    for n in (1, 3):
+        x = np.random.default_rng(n).standard_normal((n, 3, 8, 8)).astype(np.float32)
+        want = _model(tops)(tf.constant(x)).numpy()
+        np.testing.assert_allclose(ours(tf.constant(x)).numpy(), want, rtol=1e-5, atol=1e-5)
+    assert graph_operations(tops) <= graph_operations(EINOPS)
