@@ -162,7 +162,9 @@ FRAMEWORKS: dict[str, Framework] = {
         einops="pytensor",
         modules=("tensorops._backends._pytensor",),
     ),
-    "mlx": Framework("mlx.core", "mlx", "tests.frameworks._mlx:family", ("test_mlx.py",)),
+    "mlx": Framework(
+        "mlx.core", "mlx", "tests.frameworks._mlx:family", ("test_mlx.py", "test_mlx_staged.py")
+    ),
     "flax": Framework(
         "flax",
         "flax",

@@ -16,6 +16,7 @@ import tensorops as tops
 
 #: The documented bound of every cache (docs/guarantees.md); a new cache must be added here.
 CACHE_SIZES = {
+    "tensorops._backends._base._elementwise": 512,
     "tensorops._check._solved": 1024,
     "tensorops._check._terms": 1024,
     "tensorops._check.check_program": 1024,

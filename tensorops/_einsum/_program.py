@@ -95,15 +95,9 @@ def _find(
     sizes: dict[str, int],
     settings: Settings,
 ) -> tuple[tuple[tuple[int, ...], ...], tuple[str, ...], str]:
-    """The path, the sliced axes and the name of what made the path.
-
-    A length known only when the graph runs is planned as `NOMINAL_LENGTH`: the path is
-    chosen while the graph is built, for any length it will meet.
-    """
+    """The path, the sliced axes and the name of what made the path (`_nominal` lengths)."""
     strategy, memory_limit, max_time, minimize = settings[:4]
-    run_time = [axis for axis, size in sizes.items() if is_run_time(size)]
-    if run_time:
-        sizes = {axis: NOMINAL_LENGTH if is_run_time(n) else n for axis, n in sizes.items()}
+    sizes, run_time = _nominal(sizes)
     weight = write_weight(settings.semiring)
     if isinstance(strategy, str):
         if strategy not in PLANNERS:
@@ -161,6 +155,17 @@ def _find(
 
 #: The length a planner assumes for an axis whose length is known only when the graph runs.
 NOMINAL_LENGTH = 64
+
+
+def _nominal(sizes: dict[str, Any]) -> tuple[dict[str, int], list[str]]:
+    """`sizes` with each run-time length `NOMINAL_LENGTH`, and the axes that had one.
+
+    The path is chosen while the graph is built, for any length it will meet.
+    """
+    run_time = [axis for axis, size in sizes.items() if is_run_time(size)]
+    if not run_time:
+        return sizes, run_time
+    return {axis: NOMINAL_LENGTH if is_run_time(n) else n for axis, n in sizes.items()}, run_time
 
 
 def _check_sliced(sliced: tuple[str, ...], run_time: list[str]) -> None:
