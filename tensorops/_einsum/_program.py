@@ -100,17 +100,12 @@ def _find(
     sizes, run_time = _nominal(sizes)
     weight = write_weight(settings.semiring)
     if isinstance(strategy, str):
-        if strategy not in PLANNERS:
-            raise unknown_option(
-                "einsum strategy",
-                strategy,
-                PLANNERS,
-                "or an explicit path",
-                hint="an explicit path looks like strategy=[(0, 1), (0, 1)]",
-            )
+        _check_strategy(strategy)
         max_time = max_time if strategy == "hyper" else None
-        # symbolic sizes (torch.compile, torch.export) are not kept: plans of ints only
-        concrete = len(inputs) > 2 and all(type(size) is int for size in sizes.values())
+        # symbolic and run-time sizes are not kept: plans of ints only
+        concrete = (
+            len(inputs) > 2 and not run_time and all(type(n) is int for n in sizes.values())
+        )
         store = active_store() if concrete else None
         key: tuple[Any, ...] = (strategy, memory_limit, max_time, minimize)
         if settings.semiring != "sum":  # the plans of sums keep their stored keys
@@ -151,6 +146,17 @@ def _find(
     )
     _check_sliced(planned.sliced_axes, run_time)
     return planned.path, planned.sliced_axes, "explicit"
+
+
+def _check_strategy(strategy: str) -> None:
+    if strategy not in PLANNERS:
+        raise unknown_option(
+            "einsum strategy",
+            strategy,
+            PLANNERS,
+            "or an explicit path",
+            hint="an explicit path looks like strategy=[(0, 1), (0, 1)]",
+        )
 
 
 #: The length a planner assumes for an axis whose length is known only when the graph runs.
