@@ -169,7 +169,7 @@ FRAMEWORKS: dict[str, Framework] = {
         "flax",
         "flax",
         None,
-        ("test_flax_layers.py", "test_nnx_layers.py"),
+        ("test_flax_layers.py", "test_nnx_layers.py", "test_jax_layers_staged.py"),
         einops="jax",
         modules=("tensorops.layers.flax", "tensorops.layers.nnx"),
     ),

@@ -103,9 +103,7 @@ def _find(
         _check_strategy(strategy)
         max_time = max_time if strategy == "hyper" else None
         # symbolic and run-time sizes are not kept: plans of ints only
-        concrete = (
-            len(inputs) > 2 and not run_time and all(type(n) is int for n in sizes.values())
-        )
+        concrete = len(inputs) > 2 and not run_time and all(type(n) is int for n in sizes.values())
         store = active_store() if concrete else None
         key: tuple[Any, ...] = (strategy, memory_limit, max_time, minimize)
         if settings.semiring != "sum":  # the plans of sums keep their stored keys

@@ -322,9 +322,12 @@ def _polynomial(value: Any) -> _Polynomial:
 
 
 def _made(terms: _Polynomial, operation: Callable[[Any, Any], Any], *operands: Any) -> Any:
-    """The result of `operation` on `operands`: an int where it is a constant integer, an
-    operand where it is that operand again (``(n * 4) // 4`` is ``n``), else a new size
-    computed by the operation on the operands' values."""
+    """The result of `operation` on `operands`, as simple as it is.
+
+    An int where it is a constant integer, an operand where it is that operand again
+    (``(n * 4) // 4`` is ``n``), else a new size computed by the operation on the
+    operands' values.
+    """
     if not terms:
         return 0
     if len(terms) == 1 and () in terms and terms[()].denominator == 1:
@@ -339,7 +342,9 @@ def _made(terms: _Polynomial, operation: Callable[[Any, Any], Any], *operands: A
 def _operate(operation: Callable[[Any, Any], Any], first: Any, second: Any) -> Any:
     """`operation` on the values of two lengths, without an op where one of them is neutral."""
     a, b = value_of(first), value_of(second)
-    if operation is operator.mul and _is_int(a, 1) or operation is operator.add and _is_int(a, 0):
+    if (operation is operator.mul and _is_int(a, 1)) or (
+        operation is operator.add and _is_int(a, 0)
+    ):
         return b
     if operation in (operator.mul, operator.floordiv) and _is_int(b, 1):
         return a

@@ -292,3 +292,22 @@ def test_bad_input_raises_the_functions_error(layer, function):
     with pytest.raises(type(expected.value)) as eager:
         layer(tensor(x))
     assert _without_inputs(eager.value) == _without_inputs(expected.value)
+
+
+@pytest.mark.filterwarnings("ignore:Tensor do not have 'place' interface:UserWarning")
+def test_a_model_with_an_unknown_batch_saves_and_loads(tmp_path):
+    from paddle.static import InputSpec
+
+    paddle.seed(derived("paddle saved"))
+    model = small_model()
+    model.eval()
+    spec = [InputSpec([None, 3, 8, 8], "float32")]  # the batch is -1 in the program
+    static = paddle.jit.to_static(model, input_spec=spec, full_graph=True)
+    path = str(tmp_path / "model")
+    paddle.jit.save(static, path, input_spec=spec)
+    loaded = paddle.jit.load(path)
+    for batch in (1, 3, 5):
+        x = tensor(rng("paddle saved", batch).standard_normal((batch, 3, 8, 8)).astype(np.float32))
+        np.testing.assert_allclose(
+            loaded(x).numpy(), model(x).numpy(), **tolerance(np.float32, terms=12)
+        )
