@@ -43,7 +43,7 @@ from tensorops._einsum._semiring import write_weight
 from tensorops._einsum._sliced import Slicing, plan_slicing, run_sliced
 from tensorops._einsum._store import active_store
 from tensorops._errors import ArgumentError, ShapeError, unknown_option
-from tensorops._staging.sizes import is_run_time
+from tensorops._staging.sizes import is_run_time, mode_of
 from tensorops._types import Backend
 
 __all__ = [
@@ -161,24 +161,26 @@ def _check_strategy(strategy: str) -> None:
 NOMINAL_LENGTH = 64
 
 
-def _nominal(sizes: dict[str, Any]) -> tuple[dict[str, int], list[str]]:
+def _nominal(sizes: dict[str, Any]) -> tuple[dict[str, int], dict[str, str]]:
     """`sizes` with each run-time length `NOMINAL_LENGTH`, and the axes that had one.
 
-    The path is chosen while the graph is built, for any length it will meet.
+    The path is chosen while the graph is built, for any length it will meet. The axes
+    come with what builds the graph (`mode_of`), for messages.
     """
-    run_time = [axis for axis, size in sizes.items() if is_run_time(size)]
+    run_time = {axis: mode_of(size) for axis, size in sizes.items() if is_run_time(size)}
     if not run_time:
         return sizes, run_time
     return {axis: NOMINAL_LENGTH if is_run_time(n) else n for axis, n in sizes.items()}, run_time
 
 
-def _check_sliced(sliced: tuple[str, ...], run_time: list[str]) -> None:
+def _check_sliced(sliced: tuple[str, ...], run_time: dict[str, str]) -> None:
     """Refuse to slice an axis whose length the graph knows only when it runs."""
     for axis in sliced:
         if axis in run_time:
             raise ShapeError(
                 f"memory_limit would slice axis {axis!r}, whose length is known only when the "
-                "graph runs: the number of slices must be known while it is built",
+                f"graph runs ({run_time[axis]}): the number of slices must be known while "
+                "it is built",
                 hint="give that length in the input's static shape, or leave memory_limit out",
             )
 

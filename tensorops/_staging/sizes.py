@@ -46,6 +46,7 @@ __all__ = [
     "known_as",
     "known_length",
     "leaf",
+    "mode_of",
     "require_equal",
     "same_length",
     "same_shape",
@@ -289,6 +290,11 @@ def deferred_checks() -> Iterator[list[Pending]]:
         yield pending
     finally:
         _PENDING.reset(token)
+
+
+def mode_of(size: RunTimeSize) -> str:
+    """What builds the graph a run-time size was read in, for messages ("inside tf.function")."""
+    return _mode(size._terms)
 
 
 def value_of(size: Any) -> Any:

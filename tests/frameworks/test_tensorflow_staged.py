@@ -115,3 +115,13 @@ def test_the_graph_is_no_larger_than_einops() -> None:
         want = _model(tops)(tf.constant(x)).numpy()
         np.testing.assert_allclose(ours(tf.constant(x)).numpy(), want, rtol=1e-5, atol=1e-5)
     assert graph_operations(tops) <= graph_operations(EINOPS)
+
+
+def test_a_call_that_needs_a_length_as_a_number_names_the_mode_and_the_axis() -> None:
+    def sliced(a: Any, b: Any, c: Any) -> Any:  # slicing needs the number of slices: c's
+        return tops.einsum("ab,bc,cd->ad", a, b, c, memory_limit=100)
+
+    signature = [tf.TensorSpec([2, 64]), tf.TensorSpec([64, None]), tf.TensorSpec([None, 2])]
+    f = tf.function(sliced, input_signature=signature)
+    with pytest.raises(tops.TensorOpsError, match=r"slice axis 'c'.*\(inside tf\.function\)"):
+        f.get_concrete_function()
