@@ -128,6 +128,7 @@ _READERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (code, re.compile(words))
     for code, words in (
         ("TOP004", r"^unknown reduction"),
+        ("TOP011", r"patterns hold|needs exactly one"),
         ("TOP010", r"'\.\.\.'"),
         ("TOP003", r"appears twice|appears more than once|is repeated in"),
         ("TOP006", r"is given but|is not used|unexpected keyword"),

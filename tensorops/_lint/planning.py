@@ -19,15 +19,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tensorops._concat import plan_concat
+from tensorops._einmix import plan_einmix
 from tensorops._einsum._bind import bind_equation
 from tensorops._elementwise._planning import plan_operands
-from tensorops._errors import TensorOpsError, unknown_option
+from tensorops._errors import ArgumentError, TensorOpsError, unknown_option
 from tensorops._grammar import Axis, is_spaced, items_of, parse_pattern
 from tensorops._index_plan import plan_index
 from tensorops._lint.arguments import CALLABLE, NOT_GIVEN, StaticCall
 from tensorops._lint.calls import UNKNOWN
 from tensorops._lint.probes import probe_shapes
 from tensorops._marked import plan_marked
+from tensorops._pack_patterns import pack_term, shape_term
 from tensorops._plan import plan_recipe
 from tensorops._types import REDUCTIONS
 
@@ -213,6 +215,31 @@ def _input_names(text: str, compact: bool) -> set[str]:
     return names
 
 
+def _plan_einmix(call: StaticCall, lengths: dict[str, Any]) -> None:
+    """EinMix as its layers check it when built: its parts, then each step on a probe."""
+    weight_shape, bias_shape = call.weight_shape, call.bias_shape
+    if UNKNOWN in (weight_shape, bias_shape) or (weight_shape is NOT_GIVEN and call.open):
+        return
+    if weight_shape is NOT_GIVEN:
+        raise ArgumentError(
+            "missing the argument 'weight_shape'",
+            op="EinMix",
+            hint="EinMix('b n c -> b n d', weight_shape='c d', c=..., d=...)",
+        )
+    bias = None if bias_shape is NOT_GIVEN else bias_shape
+    parts = plan_einmix(call.pattern, weight_shape, bias, lengths)
+    shape = _shapes(call, lengths)[0]
+    sizes = dict(zip(call.pattern.partition("->")[0].split(), shape, strict=False))
+    if parts.pre is not None:
+        recipe = plan_recipe("rearrange", parts.pre, shape, _items(parts.pre_lengths))
+        sizes = dict(recipe.lengths)
+        shape = tuple(sizes[name] for name in parts.pre.partition("->")[2].split() if name != "...")
+    bound = bind_equation(parts.einsum_pattern, (shape, parts.weight_dims), ())
+    if parts.post is not None:
+        flat = tuple(bound.sizes[axis] for axis in bound.output)
+        plan_recipe("rearrange", parts.post, flat, ())
+
+
 def plan_call(call: StaticCall, spaced: bool | None = None) -> TensorOpsError | None:
     """The error the run time raises for `call` whatever its arrays are, without its context.
 
@@ -234,6 +261,12 @@ def plan_call(call: StaticCall, spaced: bool | None = None) -> TensorOpsError | 
             _plan_index(call, lengths)
         elif op == "einsum":
             _plan_einsum(call, lengths, spaced)
+        elif op in ("pack", "unpack"):
+            pack_term(op, call.pattern)
+        elif op == "parse_shape":
+            shape_term(call.pattern)
+        elif op == "einmix":
+            _plan_einmix(call, lengths)
     except TensorOpsError as error:
         return error
     return None
