@@ -110,8 +110,9 @@ def _targets() -> dict[str, Target]:
         "where": "operands3",
         "elementwise": "elementwise",
     }
-    for op, form in forms.items():
-        table[f"tensorops.{op}"] = Target("tensorops", op, op, form)
+    for name, form in forms.items():
+        op = "einsum" if name.startswith("einsum") else name
+        table[f"tensorops.{name}"] = Target("tensorops", op, name, form)
     layers = {
         "Rearrange": ("rearrange", "layer"),
         "Reduce": ("reduce", "layer_reduce"),
