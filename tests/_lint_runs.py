@@ -24,7 +24,7 @@ import tensorops as tops
 import tensorops.layers.torch
 from tensorops._errors import TensorOpsError
 from tensorops._grammar import Anon, Axis, Bracket, Dots, Group, Skip, Star, Term, parse_concat
-from tensorops._lint.arguments import CALLABLE, NOT_GIVEN, TARGETS, StaticCall, bind
+from tensorops._lint.arguments import CALLABLE, NOT_GIVEN, PATHS, TARGETS, StaticCall, bind
 from tensorops._lint.calls import UNKNOWN, find_calls
 from tensorops._lint.constants import Constants
 from tensorops._lint.planning import PLACEHOLDER
@@ -44,7 +44,7 @@ class Mutation(NamedTuple):
 def read_calls(source: str) -> list[StaticCall]:
     """Every call of `source` that the linter binds (a known function, a constant pattern)."""
     tree = ast.parse(source)
-    found = find_calls(tree, source)
+    found = find_calls(tree, source, PATHS)
     constants = Constants(tree)
     paths = {id(item.node): item.path for item in found}
     calls = [bind(item, constants, paths) for item in found if item.path in TARGETS]

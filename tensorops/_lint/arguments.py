@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from tensorops._lint.calls import UNKNOWN, FoundCall
 from tensorops._lint.constants import Constants
 
-__all__ = ["CALLABLE", "NOT_GIVEN", "TARGETS", "StaticCall", "Target", "bind"]
+__all__ = ["CALLABLE", "NOT_GIVEN", "PATHS", "TARGETS", "StaticCall", "Target", "bind"]
 
 #: A reduction given as a function (a lambda, ``torch.mean``): not a name to check.
 CALLABLE: Any = type("Callable", (), {"__repr__": lambda self: "CALLABLE"})()
@@ -55,7 +55,7 @@ class StaticCall(NamedTuple):
         operands: the array arguments, None when they are not visible (``*args``).
         shapes: each operand's shape where a literal gives it (None where unknown).
         lengths: each keyword that is not an argument of its own: its value or `UNKNOWN`.
-        sources: each keyword's value as written (for messages about unknown values).
+        sources: each keyword's value expression (shown in messages for unknown values).
         open: whether ``**kwargs`` may give more keywords.
         reduction: the reduction (Reduce, reduce): a str, `CALLABLE`, `UNKNOWN`
             or `NOT_GIVEN`.
@@ -70,7 +70,7 @@ class StaticCall(NamedTuple):
     operands: tuple[ast.expr, ...] | None
     shapes: tuple[tuple[int, ...] | None, ...]
     lengths: dict[str, Any]
-    sources: dict[str, str]
+    sources: dict[str, ast.expr]
     open: bool
     reduction: Any = NOT_GIVEN
     weight_shape: Any = NOT_GIVEN
@@ -172,6 +172,9 @@ _MAKERS = {
     "jax.numpy.empty": True,
 }
 
+#: Every path whose calls the linter reads: the pattern functions and the array makers.
+PATHS = frozenset(TARGETS) | frozenset(_MAKERS)
+
 
 class _Reader:
     """Reads the arguments of one call: values of expressions, shapes of operands."""
@@ -205,17 +208,19 @@ class _Reader:
             value = (value,) if type(value) is int else value
         return value if _is_shape(value) else None
 
-    def keywords(self, taken: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, str], bool]:
-        """(lengths, their source texts, open) of the keywords not in `taken`."""
+    def keywords(
+        self, taken: tuple[str, ...]
+    ) -> tuple[dict[str, Any], dict[str, ast.expr], bool]:
+        """(lengths, their expressions, open) of the keywords not in `taken`."""
         lengths: dict[str, Any] = {}
-        sources: dict[str, str] = {}
+        sources: dict[str, ast.expr] = {}
         is_open = False
         for keyword in self.node.keywords:
             if keyword.arg is None:
                 is_open = True
             elif keyword.arg not in taken:
                 lengths[keyword.arg] = self.value(keyword.value)
-                sources[keyword.arg] = ast.unparse(keyword.value)
+                sources[keyword.arg] = keyword.value
         return lengths, sources, is_open
 
     def keyword(self, name: str) -> ast.expr | None:
@@ -401,7 +406,7 @@ def _with_sizes(reader: _Reader, call: StaticCall, args: list[ast.expr], at: int
         if not isinstance(name, str):
             return call._replace(open=True)
         lengths[name] = reader.value(value)
-        sources[name] = ast.unparse(value)
+        sources[name] = value
     return call._replace(lengths=lengths, sources=sources)
 
 

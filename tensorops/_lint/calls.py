@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-__all__ = ["UNKNOWN", "Constants", "FoundCall", "find_calls"]
+__all__ = ["UNKNOWN", "FoundCall", "Scopes", "find_calls"]
 
 #: What `Constants.value` returns for an expression whose value cannot be known statically.
 UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
@@ -52,21 +52,6 @@ class FoundCall(NamedTuple):
     path: str
     node: ast.Call
     shadowed: Callable[[str], bool]
-
-
-class _Scope(NamedTuple):
-    """A function, lambda, comprehension or class, by where its text starts and ends."""
-
-    start: tuple[int, int]
-    end: tuple[int, int]
-    node: ast.AST
-
-
-def _span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
-    return (node.lineno, node.col_offset), (  # type: ignore[attr-defined]
-        node.end_lineno,  # type: ignore[attr-defined]
-        node.end_col_offset,  # type: ignore[attr-defined]
-    )
 
 
 def _root_and_path(func: ast.expr) -> tuple[str, list[str]] | None:
@@ -99,126 +84,184 @@ def _import_bindings(node: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, s
         yield alias.asname or alias.name, f"{module}.{alias.name}" if followed else None
 
 
-def _bound_names(scope: ast.AST) -> Iterator[str]:
-    """Every name `scope` binds other than by an import (over-approximated: nested scopes too)."""
+Scopes = tuple[ast.AST, ...]  # the functions, classes, lambdas and comprehensions around a node
+
+#: An import statement of a followed library starts on such a line.
+_IMPORT = re.compile(
+    r"^[ \t]*((?:from[ \t]+(?:tensorops|einops|numpy|torch|jax|opt_einsum)\b"
+    r"|import[ \t][^\n]*\b(?:tensorops|einops|numpy|torch|jax|opt_einsum)\b))",
+    re.M,
+)
+_NESTED = (ast.Lambda, *_COMPREHENSIONS)
+
+
+def _positions(source: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """Where `pattern`'s group 1 starts, as the AST counts: (line from 1, UTF-8 byte column)."""
+    found: list[tuple[int, int]] = []
+    line, line_start, position = 1, 0, 0
+    for match in pattern.finditer(source):
+        start = match.start(1)
+        newlines = source.count("\n", position, start)
+        if newlines:
+            line += newlines
+            line_start = source.rindex("\n", 0, start) + 1
+        position = start
+        found.append((line, len(source[line_start:start].encode())))
+    return found
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    """Where `node`'s text starts; a decorated definition starts at its first decorator."""
+    start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    decorators = getattr(node, "decorator_list", None)
+    if decorators:
+        start = min(start, *((d.lineno, d.col_offset) for d in decorators))
+    return start
+
+
+class _Descent:
+    """Finds the nodes of some kinds that start at given positions, with their scopes.
+
+    Only nodes whose text holds one of the positions are entered: most of a module's
+    nodes are never visited.
+    """
+
+    def __init__(self, kinds: tuple[type[ast.AST], ...], positions: list[tuple[int, int]]) -> None:
+        self.kinds = kinds
+        self.positions = positions
+        self.targets = frozenset(positions)
+        self.found: list[tuple[ast.AST, Scopes]] = []
+
+    def holds(self, node: ast.AST) -> bool:
+        if not hasattr(node, "end_lineno"):
+            return True  # no position (arguments, comprehension, withitem, match_case)
+        end = (node.end_lineno, node.end_col_offset)
+        i = bisect.bisect_left(self.positions, _start(node))
+        return i < len(self.positions) and self.positions[i] <= end
+
+    def visit(self, tree: ast.Module) -> None:
+        stack: list[tuple[ast.AST, Scopes]] = [(tree, ())]
+        kinds, targets, found, holds = self.kinds, self.targets, self.found, self.holds
+        while stack:
+            node, scopes = stack.pop()
+            if isinstance(node, kinds) and (node.lineno, node.col_offset) in targets:  # type: ignore[attr-defined]
+                found.append((node, scopes))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = (*scopes, node)
+                for name, value in ast.iter_fields(node):
+                    for child in value if isinstance(value, list) else (value,):
+                        if isinstance(child, ast.AST) and holds(child):
+                            stack.append((child, inner if name == "body" else scopes))
+                continue
+            if isinstance(node, _NESTED):
+                scopes = (*scopes, node)
+            stack.extend((child, scopes) for child in ast.iter_child_nodes(node) if holds(child))
+
+
+#: The statements whose targets bind names, and the fields that hold those targets.
+_TARGETS = {
+    ast.Assign: ("targets",),
+    ast.AugAssign: ("target",),
+    ast.AnnAssign: ("target",),
+    ast.For: ("target",),
+    ast.AsyncFor: ("target",),
+    ast.Delete: ("targets",),
+}
+
+
+def _bound_parts(node: ast.stmt | ast.excepthandler) -> Iterator[ast.AST]:
+    """A statement's inner statements and handlers, and the expressions it binds names to."""
+    targets = _TARGETS.get(type(node), ())
+    for name, value in ast.iter_fields(node):
+        for child in value if isinstance(value, list) else (value,):
+            if isinstance(child, ast.stmt | ast.excepthandler) or name in targets:
+                yield child
+            elif isinstance(child, ast.withitem) and child.optional_vars is not None:
+                yield child.optional_vars
+            elif isinstance(child, ast.match_case):
+                yield child.pattern
+                yield from child.body
+
+
+def _bindings(scope: ast.AST, walrus: bool) -> frozenset[str]:
+    """Every name `scope` binds other than by an import, its nested functions left out.
+
+    Statements are read, not expressions: an expression binds a name only with ``:=``
+    (`walrus`: the source has one; then every node is read).
+    """
+    names: set[str] = set()
     if isinstance(scope, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef):
         arguments = scope.args
-        for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-            yield arg.arg
-        for arg in (arguments.vararg, arguments.kwarg):
-            if arg is not None:
-                yield arg.arg
-    bodies = scope.body if isinstance(scope.body, list) else [scope.body]  # type: ignore[attr-defined]
+        every = (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+        names.update(arg.arg for arg in (*every, arguments.vararg, arguments.kwarg) if arg)
     if isinstance(scope, _COMPREHENSIONS):
-        bodies = list(scope.generators)
-    for statement in bodies:
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                yield node.id
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                yield node.name
-            elif isinstance(node, ast.arg):
-                yield node.arg
-            elif isinstance(node, ast.Global | ast.Nonlocal):
-                yield from node.names
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                yield node.name
-            elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
-                yield node.name
-            elif isinstance(node, ast.MatchMapping) and node.rest:
-                yield node.rest
-
-
-def _module_bound_names(tree: ast.Module) -> set[str]:
-    """Names the module binds other than by an import, without entering functions or classes."""
-    names: set[str] = set()
-    stack: list[ast.AST] = list(tree.body)
+        stack: list[ast.AST] = [g.target for g in scope.generators]
+    elif isinstance(scope, ast.Lambda):
+        stack = [scope.body] if walrus else []
+    else:
+        stack = list(scope.body)  # type: ignore[attr-defined]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(node.name)
-            stack.extend(node.decorator_list)
-            continue
-        if isinstance(node, ast.Lambda | ast.Import | ast.ImportFrom):
-            continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
+        elif isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                names.add(node.id)
         elif isinstance(node, ast.Global | ast.Nonlocal):
             names.update(node.names)
-        stack.extend(ast.iter_child_nodes(node))
-    return names
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        if isinstance(node, (*_SCOPES, ast.Import, ast.ImportFrom)):
+            continue
+        if walrus or isinstance(node, ast.Starred | ast.Tuple | ast.List | ast.pattern):
+            stack.extend(ast.iter_child_nodes(node))
+        elif isinstance(node, ast.stmt | ast.excepthandler):
+            stack.extend(_bound_parts(node))
+    return frozenset(names)
 
 
 class _Resolver:
     """Looks names up scope by scope, as described in the module docstring."""
 
-    def __init__(self, tree: ast.Module, source: str, scopes: list[_Scope]) -> None:
+    def __init__(self, tree: ast.Module, walrus: bool) -> None:
         self.tree = tree
-        self.lines = source.splitlines()
-        self.scopes = sorted(scopes, key=lambda scope: scope.start)
-        self.starts = [scope.start for scope in self.scopes]
-        # scope node (None: the module) -> name -> the paths its imports bind it to
-        self.imports: dict[ast.AST | None, dict[str, set[str | None]]] = {}
-        self.module_names: set[str] | None = None
-        self.local_names: dict[ast.AST, frozenset[str]] = {}
+        self.walrus = walrus
+        # scope node (the module itself for the module) -> name -> the paths imports bind it to
+        self.imports: dict[ast.AST, dict[str, set[str | None]]] = {}
+        self.bound: dict[ast.AST, frozenset[str]] = {}
 
-    def enclosing(self, node: ast.AST) -> list[ast.AST]:
-        """The scopes around `node`, innermost first."""
-        start, end = _span(node)
-        found = []
-        for i in range(bisect.bisect_right(self.starts, start) - 1, -1, -1):
-            scope = self.scopes[i]
-            if scope.start <= start and end <= scope.end and scope.node is not node:
-                found.append(scope.node)
-        found.sort(key=lambda s: _span(s)[0], reverse=True)
-        return found
-
-    def add_import(self, node: ast.Import | ast.ImportFrom) -> None:
-        around = self.enclosing(node)
-        scope = around[0] if around else None
-        table = self.imports.setdefault(scope, {})
+    def add_import(self, node: ast.Import | ast.ImportFrom, scopes: Scopes) -> None:
+        table = self.imports.setdefault(scopes[-1] if scopes else self.tree, {})
         for name, path in _import_bindings(node):
             table.setdefault(name, set()).add(path)
 
-    def binds_otherwise(self, scope: ast.AST | None, name: str) -> bool:
+    def binds_otherwise(self, scope: ast.AST, name: str) -> bool:
         """Whether `scope` binds `name` by anything but an import."""
-        if scope is None:
-            if self.module_names is None:
-                self.module_names = _module_bound_names(self.tree)
-            return name in self.module_names
-        if not self._may_bind(scope, name):
-            return False
-        names = self.local_names.get(scope)
-        if names is None:
-            names = self.local_names[scope] = frozenset(_bound_names(scope))
-        return name in names
+        bound = self.bound.get(scope)
+        if bound is None:
+            bound = self.bound[scope] = _bindings(scope, self.walrus)
+        return name in bound
 
-    def _may_bind(self, scope: ast.AST, name: str) -> bool:
-        # A name used only as `name.` or `name(` in the scope's text is bound by none of
-        # its statements: then its subtree need not be walked (the common case).
-        start, end = _span(scope)
-        text = _strip_literals("\n".join(self.lines[start[0] - 1 : end[0]]))
-        return re.search(rf"(?<![\w.]){re.escape(name)}\b(?!\s*[.(])", text) is not None
+    def _visible(self, scopes: Scopes) -> list[ast.AST]:
+        """The scopes a name is looked up in, innermost first; a class only when innermost."""
+        inner = [s for i, s in enumerate(scopes) if i == len(scopes) - 1 or not _is_class(s)]
+        return [*reversed(inner), self.tree]
 
-    def shadows(self, scopes: list[ast.AST], name: str) -> bool:
+    def shadows(self, scopes: Scopes, name: str) -> bool:
         """Whether a function or class around a call binds `name` (by anything)."""
-        for scope in scopes:
-            if isinstance(scope, ast.ClassDef) and scope is not scopes[0]:
-                continue
-            if name in self.imports.get(scope, {}) or self.binds_otherwise(scope, name):
-                return True
-        return False
+        return any(
+            name in self.imports.get(scope, {}) or self.binds_otherwise(scope, name)
+            for scope in self._visible(scopes)[:-1]
+        )
 
-    def resolve(self, func: ast.expr, scopes: list[ast.AST]) -> str | None:
+    def resolve(self, func: ast.expr, scopes: Scopes) -> str | None:
         rooted = _root_and_path(func)
         if rooted is None:
             return None
         root, rest = rooted
-        for scope in [*scopes, None]:
-            if isinstance(scope, ast.ClassDef) and scope is not scopes[0]:
-                continue  # a class body's names are not visible inside its methods
+        for scope in self._visible(scopes):
             paths = self.imports.get(scope, {}).get(root)
             other = self.binds_otherwise(scope, root)
             if paths is None and not other:
@@ -230,43 +273,56 @@ class _Resolver:
         return None
 
 
-_LITERAL = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|#[^\n]*")
+def _is_class(node: ast.AST) -> bool:
+    return isinstance(node, ast.ClassDef)
 
 
-def _strip_literals(text: str) -> str:
-    """`text` without one-line string literals and comments (their words bind nothing)."""
-    return _LITERAL.sub("''", text)
+@functools.lru_cache(maxsize=4096)
+def _rests(path: str, wanted: frozenset[str]) -> tuple[tuple[str, ...], ...]:
+    """The attribute chains that lead from `path` to a `wanted` path (``()``: it is one)."""
+    return tuple(
+        tuple(target[len(path) :].split(".")[1:])
+        for target in wanted
+        if target == path or target.startswith(path + ".")
+    )
 
 
-def find_calls(tree: ast.Module, source: str) -> list[FoundCall]:
-    """Every call in `tree` whose callee resolves into a followed library, in source order."""
-    scopes: list[_Scope] = []
-    imports: list[ast.Import | ast.ImportFrom] = []
-    calls: list[ast.Call] = []
-    for node in ast.walk(tree):
-        kind = type(node)
-        if kind is ast.Call:
-            calls.append(node)  # type: ignore[arg-type]
-        elif kind is ast.Import or kind is ast.ImportFrom:
-            imports.append(node)  # type: ignore[arg-type]
-        elif isinstance(node, _SCOPES) or isinstance(node, _COMPREHENSIONS):
-            start, end = _span(node)
-            scopes.append(_Scope(start, end, node))
-    if not imports:
+def _callee_pattern(
+    imports: dict[ast.AST, dict[str, set[str | None]]], wanted: frozenset[str]
+) -> re.Pattern[str] | None:
+    """A regex of the calls that may reach a `wanted` path: a bound name and its attributes."""
+    alternatives: set[str] = set()
+    for table in imports.values():
+        for name, paths in table.items():
+            for path in paths:
+                for rest in _rests(path, wanted) if path is not None else ():
+                    alternatives.add(r"\s*\.\s*".join([re.escape(name), *rest]))
+    if not alternatives:
+        return None
+    either = "|".join(sorted(alternatives, key=len, reverse=True))
+    return re.compile(rf"(?<![\w.])((?:{either})\s*\()")
+
+
+def find_calls(tree: ast.Module, source: str, wanted: frozenset[str]) -> list[FoundCall]:
+    """Every call in `tree` whose callee resolves to one of the `wanted` paths, in source order."""
+    import_positions = _positions(source, _IMPORT)
+    if not import_positions:
         return []
-    resolver = _Resolver(tree, source, scopes)
-    for node in imports:
-        resolver.add_import(node)
-    names = {name for table in resolver.imports.values() for name, paths in table.items()}
+    imports = _Descent((ast.Import, ast.ImportFrom), import_positions)
+    imports.visit(tree)
+    resolver = _Resolver(tree, ":=" in source)
+    for node, scopes in imports.found:
+        resolver.add_import(node, scopes)  # type: ignore[arg-type]
+    callee = _callee_pattern(resolver.imports, wanted)
+    if callee is None:
+        return []
+    calls = _Descent((ast.Call,), _positions(source, callee))
+    calls.visit(tree)
     found = []
-    for call in calls:
-        rooted = _root_and_path(call.func)
-        if rooted is None or rooted[0] not in names:
-            continue
-        scopes = resolver.enclosing(call)
-        path = resolver.resolve(call.func, scopes)
-        if path is not None:
-            shadowed = functools.partial(resolver.shadows, scopes)
-            found.append(FoundCall(path, call, shadowed))
+    for node, scopes in calls.found:
+        assert isinstance(node, ast.Call)
+        path = resolver.resolve(node.func, scopes)
+        if path in wanted:
+            found.append(FoundCall(path, node, functools.partial(resolver.shadows, scopes)))
     found.sort(key=lambda item: (item.node.lineno, item.node.col_offset))
     return found

@@ -11,17 +11,18 @@ pattern argument.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from tensorops._errors import TensorOpsError
-from tensorops._lint.arguments import StaticCall, bind
+from tensorops._lint.arguments import PATHS, TARGETS, StaticCall, bind
 from tensorops._lint.calls import UNKNOWN, find_calls
 from tensorops._lint.codes import code_of
 from tensorops._lint.constants import Constants
 from tensorops._lint.libraries import library_error, reading
-from tensorops._lint.planning import PLACEHOLDER, Source, is_literal, plan_call
+from tensorops._lint.planning import PLACEHOLDER, Source, is_literal, is_number, plan_call
 
 __all__ = ["Finding", "is_selected", "lint_source", "lint_tree", "without_noqa"]
 
@@ -54,14 +55,57 @@ class Finding(NamedTuple):
     span: tuple[int, int] | None
 
 
+#: Findings by what they depend on (`_key`): model code repeats its patterns.
+_FOUND: dict[tuple[Any, ...], tuple[str, TensorOpsError] | None] = {}
+_FOUND_SIZE = 4096
+
+
+def _key(call: StaticCall, spaced: bool | None) -> tuple[Any, ...]:
+    """Everything a call's check reads: the same key, the same finding."""
+    operands = call.operands
+    numbers = () if operands is None else tuple(i for i, o in enumerate(operands) if is_number(o))
+    return (
+        call.target,
+        call.pattern,
+        tuple(call.lengths.items()),
+        call.open,
+        call.reduction,
+        call.weight_shape,
+        call.bias_shape,
+        None if operands is None else len(operands),
+        numbers,
+        call.shapes,
+        spaced,
+    )
+
+
 def _checked(call: StaticCall) -> tuple[str, TensorOpsError] | None:
-    """(code, error) of the call's first mistake, or None."""
+    """(code, error) of the call's first mistake, or None; the error is the caller's to change."""
+    spaced = reading(call) if call.target.op == "einsum" else None
+    key = _key(call, spaced)
+    if key not in _FOUND:
+        if len(_FOUND) >= _FOUND_SIZE:
+            _FOUND.clear()
+        _FOUND[key] = _check(call, spaced)
+    found = _FOUND[key]
+    if found is None:
+        return None
+    code, error = found
+    error = copy.copy(error)
+    unknown = [name for name, value in call.lengths.items() if value is UNKNOWN]
+    for name in unknown:  # show the expression where the placeholder stood
+        shown = f"{name}={ast.unparse(call.sources[name])}"
+        error.reason = error.reason.replace(f"{name}={PLACEHOLDER}", shown)
+    return code, error
+
+
+def _check(call: StaticCall, spaced: bool | None) -> tuple[str, TensorOpsError] | None:
     found = library_error(call)
     if found == "skip":
         return None
     if isinstance(found, tuple):
         return found
-    error = plan_call(call, reading(call) if call.target.op == "einsum" else None)
+    error = plan_call(call, spaced)
     if error is None:
         return None
     code = code_of(error.reason)
@@ -69,15 +113,12 @@ def _checked(call: StaticCall) -> tuple[str, TensorOpsError] | None:
         return None
     if not is_literal(call):  # a probe's length is not the array's: not shown
         error.reason = _PROBE_LENGTH.sub("", error.reason)
-    unknown = [name for name, value in call.lengths.items() if value is UNKNOWN]
-    for name in unknown:  # show the expression where the placeholder stood
-        error.reason = error.reason.replace(f"{name}={PLACEHOLDER}", f"{name}={call.sources[name]}")
     return code, error
 
 
 def _lengths_shown(call: StaticCall) -> dict[str, object]:
     return {
-        name: Source(call.sources[name]) if value is UNKNOWN else value
+        name: Source(ast.unparse(call.sources[name])) if value is UNKNOWN else value
         for name, value in call.lengths.items()
     }
 
@@ -110,7 +151,7 @@ def lint_tree(tree: ast.Module, source: str) -> list[Finding]:
         >>> [f[:3] for f in lint_tree(ast.parse(text), text)]
         [(2, 33, 'TOP002')]
     """
-    found = find_calls(tree, source)
+    found = find_calls(tree, source, PATHS)
     if not found:
         return []
     constants = Constants(tree)
@@ -118,6 +159,8 @@ def lint_tree(tree: ast.Module, source: str) -> list[Finding]:
     lines = source.splitlines()
     findings = []
     for item in found:
+        if item.path not in TARGETS:
+            continue
         call = bind(item, constants, paths)
         if call is None:
             continue

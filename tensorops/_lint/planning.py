@@ -33,7 +33,14 @@ from tensorops._pack_patterns import pack_term, shape_term
 from tensorops._plan import plan_recipe
 from tensorops._types import REDUCTIONS
 
-__all__ = ["PLACEHOLDER", "Source", "is_literal", "plan_call", "planned_lengths"]
+__all__ = [
+    "PLACEHOLDER",
+    "Source",
+    "is_literal",
+    "is_number",
+    "plan_call",
+    "planned_lengths",
+]
 
 #: The length a non-constant keyword is planned with.
 PLACEHOLDER = 2
@@ -165,7 +172,7 @@ def _axis_names(text: str) -> set[str]:
 
 def _plan_elementwise(call: StaticCall, lengths: dict[str, Any]) -> None:
     operands = call.operands or ()
-    numbers = tuple(k for k, node in enumerate(operands) if _is_number(node))
+    numbers = tuple(k for k, node in enumerate(operands) if is_number(node))
     shapes = list(_shapes(call, lengths))
     for k in numbers:
         if k < len(shapes):
@@ -175,7 +182,8 @@ def _plan_elementwise(call: StaticCall, lengths: dict[str, Any]) -> None:
     plan_operands(call.target.op, call.pattern, tuple(shapes), _items(lengths), numbers)
 
 
-def _is_number(node: Any) -> bool:
+def is_number(node: Any) -> bool:
+    """Whether an operand is a number literal (an element-wise op reads it as ``()``)."""
     return isinstance(node, ast.Constant) and type(node.value) in (int, float, complex)
 
 
