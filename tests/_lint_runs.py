@@ -45,7 +45,7 @@ def read_calls(source: str) -> list[StaticCall]:
     """Every call of `source` that the linter binds (a known function, a constant pattern)."""
     tree = ast.parse(source)
     found = find_calls(tree, source, PATHS)
-    constants = Constants(tree)
+    constants = Constants(tree, source)
     paths = {id(item.node): item.path for item in found}
     calls = [bind(item, constants, paths) for item in found if item.path in TARGETS]
     return [call for call in calls if call is not None]

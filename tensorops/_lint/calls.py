@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-__all__ = ["UNKNOWN", "FoundCall", "Scopes", "find_calls"]
+__all__ = ["UNKNOWN", "FoundCall", "Scopes", "bound_names", "find_calls"]
 
 #: What `Constants.value` returns for an expression whose value cannot be known statically.
 UNKNOWN: Any = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN"})()
@@ -92,21 +92,24 @@ _IMPORT = re.compile(
     r"|import[ \t][^\n]*\b(?:tensorops|einops|numpy|torch|jax|opt_einsum)\b))",
     re.M,
 )
+_NEWLINE = re.compile("\n")
 _NESTED = (ast.Lambda, *_COMPREHENSIONS)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_CONTEXTS = (ast.Load, ast.Store, ast.Del)
 
 
-def _positions(source: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
-    """Where `pattern`'s group 1 starts, as the AST counts: (line from 1, UTF-8 byte column)."""
+def _positions(source: str, lines: list[int], pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """Where `pattern`'s group 1 starts, as the AST counts: (line from 1, UTF-8 byte column).
+
+    `lines` holds the offset at which each line starts.
+    """
     found: list[tuple[int, int]] = []
-    line, line_start, position = 1, 0, 0
+    ascii_only = source.isascii()
     for match in pattern.finditer(source):
         start = match.start(1)
-        newlines = source.count("\n", position, start)
-        if newlines:
-            line += newlines
-            line_start = source.rindex("\n", 0, start) + 1
-        position = start
-        found.append((line, len(source[line_start:start].encode())))
+        line = bisect.bisect_right(lines, start)
+        first = lines[line - 1]
+        found.append((line, start - first if ascii_only else len(source[first:start].encode())))
     return found
 
 
@@ -132,30 +135,38 @@ class _Descent:
         self.targets = frozenset(positions)
         self.found: list[tuple[ast.AST, Scopes]] = []
 
-    def holds(self, node: ast.AST) -> bool:
-        if not hasattr(node, "end_lineno"):
-            return True  # no position (arguments, comprehension, withitem, match_case)
-        end = (node.end_lineno, node.end_col_offset)
-        i = bisect.bisect_left(self.positions, _start(node))
-        return i < len(self.positions) and self.positions[i] <= end
-
     def visit(self, tree: ast.Module) -> None:
+        # The hot loop of the linter: children are read through `_fields` and tested
+        # inline (a bisect into the sorted positions), not through ast.iter_child_nodes.
+        positions, count, bisect_left = self.positions, len(self.positions), bisect.bisect_left
+        kinds, targets, found = self.kinds, self.targets, self.found
         stack: list[tuple[ast.AST, Scopes]] = [(tree, ())]
-        kinds, targets, found, holds = self.kinds, self.targets, self.found, self.holds
         while stack:
             node, scopes = stack.pop()
             if isinstance(node, kinds) and (node.lineno, node.col_offset) in targets:  # type: ignore[attr-defined]
                 found.append((node, scopes))
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                inner = (*scopes, node)
-                for name, value in ast.iter_fields(node):
-                    for child in value if isinstance(value, list) else (value,):
-                        if isinstance(child, ast.AST) and holds(child):
-                            stack.append((child, inner if name == "body" else scopes))
-                continue
-            if isinstance(node, _NESTED):
-                scopes = (*scopes, node)
-            stack.extend((child, scopes) for child in ast.iter_child_nodes(node) if holds(child))
+            definition = isinstance(node, _DEFINITIONS)
+            inner = (*scopes, node) if definition or isinstance(node, _NESTED) else scopes
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if type(value) is not list:
+                    if not isinstance(value, ast.AST) or isinstance(value, _CONTEXTS):
+                        continue
+                    value = (value,)
+                around = scopes if definition and field != "body" else inner
+                for child in value:
+                    end_line = getattr(child, "end_lineno", None)
+                    if end_line is not None:
+                        if isinstance(child, _DEFINITIONS):
+                            start = _start(child)
+                        else:
+                            start = (child.lineno, child.col_offset)
+                        i = bisect_left(positions, start)
+                        if i == count or positions[i] > (end_line, child.end_col_offset):
+                            continue
+                    elif not isinstance(child, ast.AST):
+                        continue
+                    stack.append((child, around))
 
 
 #: The statements whose targets bind names, and the fields that hold those targets.
@@ -183,7 +194,7 @@ def _bound_parts(node: ast.stmt | ast.excepthandler) -> Iterator[ast.AST]:
                 yield from child.body
 
 
-def _bindings(scope: ast.AST, walrus: bool) -> frozenset[str]:
+def bound_names(scope: ast.AST, walrus: bool = True) -> frozenset[str]:
     """Every name `scope` binds other than by an import, its nested functions left out.
 
     Statements are read, not expressions: an expression binds a name only with ``:=``
@@ -225,12 +236,15 @@ def _bindings(scope: ast.AST, walrus: bool) -> frozenset[str]:
 class _Resolver:
     """Looks names up scope by scope, as described in the module docstring."""
 
-    def __init__(self, tree: ast.Module, walrus: bool) -> None:
+    def __init__(self, tree: ast.Module, source: str, lines: list[int]) -> None:
         self.tree = tree
-        self.walrus = walrus
+        self.source = source
+        self.walrus = ":=" in source
+        self.line_starts = lines
         # scope node (the module itself for the module) -> name -> the paths imports bind it to
         self.imports: dict[ast.AST, dict[str, set[str | None]]] = {}
         self.bound: dict[ast.AST, frozenset[str]] = {}
+        self.may_bind: dict[tuple[ast.AST, str], bool] = {}
 
     def add_import(self, node: ast.Import | ast.ImportFrom, scopes: Scopes) -> None:
         table = self.imports.setdefault(scopes[-1] if scopes else self.tree, {})
@@ -239,10 +253,25 @@ class _Resolver:
 
     def binds_otherwise(self, scope: ast.AST, name: str) -> bool:
         """Whether `scope` binds `name` by anything but an import."""
+        if scope is not self.tree:
+            key = (scope, name)
+            may = self.may_bind.get(key)
+            if may is None:
+                may = self.may_bind[key] = self._may_bind(scope, name)
+            if not may:
+                return False
         bound = self.bound.get(scope)
         if bound is None:
-            bound = self.bound[scope] = _bindings(scope, self.walrus)
+            bound = self.bound[scope] = bound_names(scope, self.walrus)
         return name in bound
+
+    def _may_bind(self, scope: ast.AST, name: str) -> bool:
+        # Where a scope's text has `name` only as `name.` or `name(`, none of its statements
+        # binds it (`def name(` and `class name(` aside): its statements need not be read.
+        starts = self.line_starts
+        first = starts[scope.lineno - 1] + scope.col_offset  # type: ignore[attr-defined]
+        last = starts[scope.end_lineno - 1] + scope.end_col_offset  # type: ignore[attr-defined]
+        return _binding_text(name).search(self.source, first, last) is not None
 
     def _visible(self, scopes: Scopes) -> list[ast.AST]:
         """The scopes a name is looked up in, innermost first; a class only when innermost."""
@@ -271,6 +300,13 @@ class _Resolver:
             (path,) = paths
             return None if path is None else ".".join([path, *rest])
         return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _binding_text(name: str) -> re.Pattern[str]:
+    """Where `name` may be bound: anywhere but before ``.`` or ``(``, or after def / class."""
+    name = re.escape(name)
+    return re.compile(rf"(?<![\w.]){name}\b(?!\s*[.(])|\b(?:def|class)\s+{name}\b")
 
 
 def _is_class(node: ast.AST) -> bool:
@@ -305,18 +341,27 @@ def _callee_pattern(
 
 def find_calls(tree: ast.Module, source: str, wanted: frozenset[str]) -> list[FoundCall]:
     """Every call in `tree` whose callee resolves to one of the `wanted` paths, in source order."""
-    import_positions = _positions(source, _IMPORT)
+    lines = [0, *(match.end() for match in _NEWLINE.finditer(source))]
+    import_positions = _positions(source, lines, _IMPORT)
     if not import_positions:
         return []
-    imports = _Descent((ast.Import, ast.ImportFrom), import_positions)
-    imports.visit(tree)
-    resolver = _Resolver(tree, ":=" in source)
-    for node, scopes in imports.found:
-        resolver.add_import(node, scopes)  # type: ignore[arg-type]
+    resolver = _Resolver(tree, source, lines)
+    wanted_imports = set(import_positions)
+    for statement in tree.body:  # most imports are at the top: found without a descent
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            position = (statement.lineno, statement.col_offset)
+            if position in wanted_imports:
+                wanted_imports.discard(position)
+                resolver.add_import(statement, ())
+    if wanted_imports:
+        imports = _Descent((ast.Import, ast.ImportFrom), sorted(wanted_imports))
+        imports.visit(tree)
+        for node, scopes in imports.found:
+            resolver.add_import(node, scopes)  # type: ignore[arg-type]
     callee = _callee_pattern(resolver.imports, wanted)
     if callee is None:
         return []
-    calls = _Descent((ast.Call,), _positions(source, callee))
+    calls = _Descent((ast.Call,), _positions(source, lines, callee))
     calls.visit(tree)
     found = []
     for node, scopes in calls.found:

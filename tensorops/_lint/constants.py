@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from tensorops._lint.calls import UNKNOWN
+from tensorops._lint.calls import UNKNOWN, bound_names
 
 __all__ = ["Constants"]
 
@@ -27,38 +27,37 @@ def _nowhere(name: str) -> bool:
 class Constants:
     """Evaluates expressions of one module; module-level constants are read once."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, source: str) -> None:
         self.tree = tree
+        self.globals = "global" in source
         self._assigned: dict[str, ast.expr | None] | None = None
 
     def _module_values(self) -> dict[str, ast.expr | None]:
-        """Each name assigned at module level -> its value's node (None: assigned twice)."""
+        """Each name assigned at module level -> its value's node (None: bound otherwise too)."""
         if self._assigned is not None:
             return self._assigned
         assigned: dict[str, ast.expr | None] = {}
         rebound: set[str] = set()
         for statement in self.tree.body:
-            targets: list[ast.expr] = []
-            value: ast.expr | None = None
-            if isinstance(statement, ast.Assign):
-                targets, value = statement.targets, statement.value
-            elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
-                targets, value = [statement.target], statement.value
-            else:
-                for node in ast.walk(statement):  # bound by a loop, a with, a def, ...
-                    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                        rebound.add(node.id)
-                    elif isinstance(node, ast.Global):
-                        rebound.update(node.names)
-                continue
-            for target in targets:
-                if isinstance(target, ast.Name):
-                    name = target.id
-                    assigned[name] = None if name in assigned else value
-                else:
-                    for node in ast.walk(target):
-                        if isinstance(node, ast.Name):
-                            rebound.add(node.id)
+            if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None:
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        name = target.id
+                        assigned[name] = None if name in assigned else statement.value
+                    else:
+                        rebound.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+            elif isinstance(statement, ast.Import | ast.ImportFrom):
+                rebound.update((a.asname or a.name).partition(".")[0] for a in statement.names)
+            else:  # bound by a loop, a with, a def, ...: not a constant
+                rebound.update(bound_names(ast.Module(body=[statement], type_ignores=[])))
+        if self.globals:  # a function may assign a module name: `global NAME`
+            rebound.update(
+                name
+                for node in ast.walk(self.tree)
+                if isinstance(node, ast.Global)
+                for name in node.names
+            )
         for name in rebound:
             assigned[name] = None
         self._assigned = assigned

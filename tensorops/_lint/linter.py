@@ -154,7 +154,7 @@ def lint_tree(tree: ast.Module, source: str) -> list[Finding]:
     found = find_calls(tree, source, PATHS)
     if not found:
         return []
-    constants = Constants(tree)
+    constants = Constants(tree, source)
     paths = {id(item.node): item.path for item in found}
     lines = source.splitlines()
     findings = []
