@@ -1,4 +1,4 @@
-"""The ``tensorops`` command line: explain a pattern, plan a contraction, lint a codebase, benchmark.
+"""The ``tensorops`` command line: explain, plan a contraction, lint a codebase, benchmark.
 
 Usage::
 

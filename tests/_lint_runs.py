@@ -18,10 +18,10 @@ from typing import Any, NamedTuple
 import einops
 import einops.layers.torch
 import numpy as np
+import tensorops.layers.torch
 import torch
 
 import tensorops as tops
-import tensorops.layers.torch
 from tensorops._errors import TensorOpsError
 from tensorops._grammar import Anon, Axis, Bracket, Dots, Group, Skip, Star, Term, parse_concat
 from tensorops._lint.arguments import CALLABLE, NOT_GIVEN, PATHS, TARGETS, StaticCall, bind
@@ -276,7 +276,7 @@ def run(
         if fitting:
             call = call._replace(pattern=pattern)  # literal shapes stay: the code gives them
         _thunk(call, pattern, reduction)()
-    except Exception as error:  # noqa: BLE001  (any failure is the call's)
+    except Exception as error:  # any failure is the call's
         return error
     return None
 
@@ -322,7 +322,9 @@ def mutations(call: StaticCall) -> Iterator[Mutation]:
         at = text.rindex(")")
         yield Mutation("unbalance a parenthesis", text[:at] + text[at + 1 :], reduction)
     elif axes := _axes(pattern.inputs[0]):
-        yield Mutation("unbalance a parenthesis", _replace(text, axes[0].span[:1] * 2, "("), reduction)
+        yield Mutation(
+            "unbalance a parenthesis", _replace(text, axes[0].span[:1] * 2, "("), reduction
+        )
     term = outputs[0] if einsum and outputs else pattern.inputs[0]
     repeatable = not (call.target.name == "parse_shape" or call.target.op == "check")
     if repeatable and len(axes := _axes(term)) >= 1:

@@ -77,73 +77,66 @@ class StaticCall(NamedTuple):
     bias_shape: Any = NOT_GIVEN
 
 
+#: tensorops' functions -> how their arguments bind.
+_FORMS = {
+    "rearrange": "array_pattern",
+    "repeat": "array_pattern",
+    "reduce": "reduce",
+    "einsum": "einsum_any",
+    "einsum_path": "shapes_first",
+    "einsum_expression": "shapes_first",
+    "pack": "pack",
+    "unpack": "unpack",
+    "parse_shape": "parse_shape",
+    **dict.fromkeys(
+        ("softmax", "log_softmax", "flip", "roll", "sort", "argsort", "cumsum", "check"),
+        "array_pattern",
+    ),
+    **dict.fromkeys(("get_at", "add", "subtract", "multiply", "divide"), "operands2"),
+    **dict.fromkeys(("maximum", "minimum", "logaddexp"), "operands2"),
+    **dict.fromkeys(("set_at", "add_at", "where"), "operands3"),
+    "elementwise": "elementwise",
+}
+#: The layers -> (the op each runs, how their arguments bind).
+_LAYERS = {
+    "Rearrange": ("rearrange", "layer"),
+    "Reduce": ("reduce", "layer_reduce"),
+    "Repeat": ("repeat", "layer"),
+    "Softmax": ("softmax", "layer"),
+    "LogSoftmax": ("log_softmax", "layer"),
+    "Check": ("check", "layer"),
+    "EinMix": ("einmix", "einmix"),
+}
+_TENSOROPS_FAMILIES = ("torch", "flax", "nnx", "keras", "paddle", "equinox")
+_EINOPS_FAMILIES = ("torch", "flax", "keras", "tensorflow", "paddle", "oneflow", "chainer")
+_EINSUMS = {
+    "numpy.einsum": "numpy",
+    "torch.einsum": "torch",
+    "torch.functional.einsum": "torch",
+    "jax.numpy.einsum": "jax",
+    "opt_einsum.contract": "opt_einsum",
+    "opt_einsum.contract_path": "opt_einsum",
+}
+
+
 def _targets() -> dict[str, Target]:
     table: dict[str, Target] = {}
-    forms = {
-        "rearrange": "array_pattern",
-        "repeat": "array_pattern",
-        "reduce": "reduce",
-        "einsum": "einsum_any",
-        "einsum_path": "shapes_first",
-        "einsum_expression": "shapes_first",
-        "pack": "pack",
-        "unpack": "unpack",
-        "parse_shape": "parse_shape",
-        "softmax": "array_pattern",
-        "log_softmax": "array_pattern",
-        "flip": "array_pattern",
-        "roll": "array_pattern",
-        "sort": "array_pattern",
-        "argsort": "array_pattern",
-        "cumsum": "array_pattern",
-        "check": "array_pattern",
-        "get_at": "operands2",
-        "set_at": "operands3",
-        "add_at": "operands3",
-        "add": "operands2",
-        "subtract": "operands2",
-        "multiply": "operands2",
-        "divide": "operands2",
-        "maximum": "operands2",
-        "minimum": "operands2",
-        "logaddexp": "operands2",
-        "where": "operands3",
-        "elementwise": "elementwise",
-    }
-    for name, form in forms.items():
+    for name, form in _FORMS.items():
         op = "einsum" if name.startswith("einsum") else name
         table[f"tensorops.{name}"] = Target("tensorops", op, name, form)
-    layers = {
-        "Rearrange": ("rearrange", "layer"),
-        "Reduce": ("reduce", "layer_reduce"),
-        "Repeat": ("repeat", "layer"),
-        "Softmax": ("softmax", "layer"),
-        "LogSoftmax": ("log_softmax", "layer"),
-        "Check": ("check", "layer"),
-        "EinMix": ("einmix", "einmix"),
-    }
-    for family in ("torch", "flax", "nnx", "keras", "paddle", "equinox"):
-        for layer, (op, form) in layers.items():
+    for family in _TENSOROPS_FAMILIES:
+        for layer, (op, form) in _LAYERS.items():
             table[f"tensorops.layers.{family}.{layer}"] = Target("tensorops", op, layer, form)
     for op in ("rearrange", "repeat", "reduce", "einsum", "pack", "unpack", "parse_shape"):
-        form = {"rearrange": "array_pattern", "repeat": "array_pattern"}.get(op, op)
-        form = "einsum_last" if op == "einsum" else form
-        target = Target("einops", op, f"einops.{op}", form)
+        form = {"rearrange": "array_pattern", "repeat": "array_pattern", "einsum": "einsum_last"}
+        target = Target("einops", op, f"einops.{op}", form.get(op, op))
         table[f"einops.{op}"] = target
-        module = "packing" if op in ("pack", "unpack") else "einops"
-        table[f"einops.{module}.{op}"] = target
-    for family in ("torch", "flax", "keras", "tensorflow", "paddle", "oneflow", "chainer"):
+        table[f"einops.{'packing' if op in ('pack', 'unpack') else 'einops'}.{op}"] = target
+    for family in _EINOPS_FAMILIES:
         for layer in ("Rearrange", "Reduce", "EinMix"):
-            op, form = layers[layer]
+            op, form = _LAYERS[layer]
             table[f"einops.layers.{family}.{layer}"] = Target("einops", op, f"einops {layer}", form)
-    for path, library in (
-        ("numpy.einsum", "numpy"),
-        ("torch.einsum", "torch"),
-        ("torch.functional.einsum", "torch"),
-        ("jax.numpy.einsum", "jax"),
-        ("opt_einsum.contract", "opt_einsum"),
-        ("opt_einsum.contract_path", "opt_einsum"),
-    ):
+    for path, library in _EINSUMS.items():
         table[path] = Target(library, "einsum", path, "einsum_first")
     table["opt_einsum.contract_expression"] = Target(
         "opt_einsum", "einsum", "opt_einsum.contract_expression", "shapes_first"
@@ -208,9 +201,7 @@ class _Reader:
             value = (value,) if type(value) is int else value
         return value if _is_shape(value) else None
 
-    def keywords(
-        self, taken: tuple[str, ...]
-    ) -> tuple[dict[str, Any], dict[str, ast.expr], bool]:
+    def keywords(self, taken: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, ast.expr], bool]:
         """(lengths, their expressions, open) of the keywords not in `taken`."""
         lengths: dict[str, Any] = {}
         sources: dict[str, ast.expr] = {}

@@ -117,7 +117,7 @@ RULES: tuple[Rule, ...] = (
         "TOP014",
         "einsum-letters",
         "an axis of a numpy.einsum or torch.einsum equation that is not an ASCII letter",
-        'numpy.einsum("αj,jk->αk", a, b)',
+        'numpy.einsum("\u03b1j,jk->\u03b1k", a, b)  # a Greek alpha',
     ),
 )
 

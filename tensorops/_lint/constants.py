@@ -40,7 +40,9 @@ class Constants:
         rebound: set[str] = set()
         for statement in self.tree.body:
             if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None:
-                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                targets = (
+                    statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                )
                 for target in targets:
                     if isinstance(target, ast.Name):
                         name = target.id
@@ -64,8 +66,11 @@ class Constants:
         return assigned
 
     def value(self, node: ast.expr | None, shadowed: Callable[[str], bool] = _nowhere) -> Any:
-        """The value of `node`, or `UNKNOWN`; `shadowed` says whether a name is bound
-        where `node` is read (then it is not the module's constant)."""
+        """The value of `node`, or `UNKNOWN`.
+
+        `shadowed` says whether a name is bound where `node` is read (then it is not
+        the module's constant).
+        """
         if node is None:
             return UNKNOWN
         kind = type(node)

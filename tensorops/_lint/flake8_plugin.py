@@ -19,13 +19,13 @@ __all__ = ["Plugin"]
 
 
 class Plugin:
-    """A flake8 AST plugin over `tensorops._lint.linter.lint_tree`.
+    r"""A flake8 AST plugin over `tensorops._lint.linter.lint_tree`.
 
     Examples:
         >>> import ast
-        >>> lines = ["import torch\\n", "y = torch.einsum('ij,jk->iz', a, b)\\n"]
+        >>> lines = ["import torch\n", "y = torch.einsum('ij,jk->iz', a, b)\n"]
         >>> [row[:3] for row in Plugin(ast.parse("".join(lines)), lines).run()]
-        [(2, 25, "TOP002 torch.einsum: output axis 'z' does not appear in any input")]
+        [(2, 26, "TOP002 torch.einsum: output axis 'z' does not appear in any input")]
     """
 
     name = "tensorops"

@@ -1,4 +1,4 @@
-"""Where a library's rules differ from tensorops': einops, and the einsum of NumPy, torch, JAX, opt_einsum.
+"""Where a library's rules differ from tensorops': einops, and NumPy's, torch's, JAX's einsum.
 
 Every call is planned by tensorops' own planners (`tensorops._lint.planning`): they
 find what every library refuses. This module adds what the library refuses and
@@ -54,14 +54,14 @@ def _einops_pattern(call: StaticCall) -> tuple[str, TensorOpsError] | None:
         if symbol in text:
             return "TOP012", PatternError(reason, pattern=text, span=_at(text, symbol), hint=hint)
     reduction = call.reduction
-    if call.target.op == "reduce" and isinstance(reduction, str):
-        if reduction not in (*EINOPS_REDUCTIONS, "rearrange", "repeat"):
-            hint = None
-            if reduction in REDUCTIONS:
-                hint = f"{reduction!r} is a reduction of tensorops.reduce"
-            error = unknown_option("reduction", reduction, EINOPS_REDUCTIONS, "or a function")
-            error.hint = hint
-            return "TOP004", error
+    known = (*EINOPS_REDUCTIONS, "rearrange", "repeat")
+    if call.target.op == "reduce" and isinstance(reduction, str) and reduction not in known:
+        hint = None
+        if reduction in REDUCTIONS:
+            hint = f"{reduction!r} is a reduction of tensorops.reduce"
+        error = unknown_option("reduction", reduction, EINOPS_REDUCTIONS, "or a function")
+        error.hint = hint
+        return "TOP004", error
     return None
 
 
@@ -103,7 +103,7 @@ def _einops_einsum(call: StaticCall) -> tuple[str, TensorOpsError] | str | None:
 
 
 def _letters(call: StaticCall) -> tuple[str, TensorOpsError] | str | None:
-    """numpy / torch: ASCII letters; jax / opt_einsum: any symbol (then not checked)."""
+    """NumPy and torch: ASCII letters; JAX and opt_einsum: any symbol (then not checked)."""
     text = call.pattern
     for position, char in enumerate(text):
         if char.isspace() or char in ".,->" or (char.isascii() and char.isalpha()):
@@ -121,8 +121,10 @@ def _letters(call: StaticCall) -> tuple[str, TensorOpsError] | str | None:
 
 
 def library_error(call: StaticCall) -> tuple[str, TensorOpsError] | str | None:
-    """(code, error) where the call's library refuses what tensorops accepts; "skip" to
-    leave the call unchecked; None to plan it with tensorops' rules."""
+    """(code, error) where the call's library refuses what tensorops accepts.
+
+    "skip" leaves the call unchecked; None has it planned by tensorops' rules.
+    """
     library, op = call.target.library, call.target.op
     if library == "einops":
         if op in ("rearrange", "reduce", "repeat"):

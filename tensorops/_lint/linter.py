@@ -143,13 +143,13 @@ def _column(
 
 
 def lint_tree(tree: ast.Module, source: str) -> list[Finding]:
-    """Every finding of a parsed module, in source order.
+    r"""Every finding of a parsed module, in source order.
 
     Examples:
         >>> import ast
-        >>> text = 'import einops\\ny = einops.rearrange(x, "b c -> b")\\n'
+        >>> text = 'import einops\ny = einops.rearrange(x, "b c -> b")\n'
         >>> [f[:3] for f in lint_tree(ast.parse(text), text)]
-        [(2, 33, 'TOP002')]
+        [(2, 28, 'TOP002')]
     """
     found = find_calls(tree, source, PATHS)
     if not found:

@@ -127,9 +127,9 @@ def _plan_pattern_op(call: StaticCall, lengths: dict[str, Any]) -> None:
             return
         if variant is NOT_GIVEN:
             variant = None
-        if variant is not CALLABLE and variant not in ("rearrange", "repeat"):
-            if variant not in REDUCTIONS:
-                raise unknown_option("reduction", variant, REDUCTIONS, "or a callable f(x, axes)")
+        own = (CALLABLE, "rearrange", "repeat")
+        if variant not in own and variant not in REDUCTIONS:
+            raise unknown_option("reduction", variant, REDUCTIONS, "or a callable f(x, axes)")
         op = variant if variant in ("rearrange", "repeat") else "reduce"
     many = len(text.partition("->")[0].split(",")) > 1
     if op == "rearrange" and ("+" in text or "," in text):
