@@ -111,9 +111,7 @@ def main() -> None:
     files = len(sorted(CORPUS.glob("*.py")))
     print(f"{total:,} lines, {files} files a package; every process on one core;")
     print(f"load average {load:.1f}; {runs} rounds\n")
-    print(
-        "| command | wall, fastest (s) | wall, median (s) | CPU, fastest (s) | CPU, 100k lines (s) |"
-    )
+    print("| command | wall, fastest (s) | wall, median (s) | CPU (s) | CPU per 100k lines (s) |")
     print("|---|---:|---:|---:|---:|")
     scale = 100_000 / total
     for name, values in times.items():
