@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+import tensorops.layers.torch as tl
 import torch
 
 import tensorops as tops
-import tensorops.layers.torch as tl
 from tensorops.__main__ import main
 from tensorops._lint.codes import RULES, code_of
 from tensorops._lint.linter import Finding, is_selected, lint_source, without_noqa
@@ -40,54 +40,94 @@ def codes(code: str) -> list[tuple[int, str]]:
 
 BAD = '"b c -> b"'  # every op that rearranges refuses it: 'c' is missing on the right
 
+EINSUM = '("ij,jk->iz", a, b)'
+#: (what is imported, the call): each call's pattern is wrong; each must be found.
 IMPORT_STYLES = {
-    "import einops": f"import einops\neinops.rearrange(x, {BAD})",
-    "import einops as E": f"import einops as E\nE.rearrange(x, {BAD})",
-    "from einops import rearrange as r": f"from einops import rearrange as r\nr(x, {BAD})",
-    "from einops.einops import": f"from einops.einops import rearrange\nrearrange(x, {BAD})",
-    "from einops.layers.torch import": f"from einops.layers.torch import Rearrange\nRearrange({BAD})",
-    "import einops.layers.torch": f"import einops.layers.torch\neinops.layers.torch.Rearrange({BAD})",
-    "import einops.layers.flax as L": f"import einops.layers.flax as L\nL.Rearrange({BAD})",
-    "import tensorops as tops": f"import tensorops as tops\ntops.rearrange(x, {BAD})",
-    "from tensorops import": f"from tensorops import rearrange\nrearrange(x, {BAD})",
-    "tensorops layers": f"from tensorops.layers.torch import Rearrange\nRearrange({BAD})",
-    "tensorops layers module": f"from tensorops.layers import keras as tk\ntk.Rearrange({BAD})",
-    "import tensorops.layers.nnx as L": f"import tensorops.layers.nnx as L\nL.Rearrange({BAD})",
-    "pattern=": f"import einops\neinops.rearrange(tensor=x, pattern={BAD})",
-    "import inside a function": f"def f(x):\n    from einops import rearrange\n    return rearrange(x, {BAD})",
-    "import torch as th": 'import torch as th\nth.einsum("ij,jk->iz", a, b)',
-    "from torch import einsum": 'from torch import einsum\neinsum("ij,jk->iz", a, b)',
-    "torch.functional": 'import torch\ntorch.functional.einsum("ij,jk->iz", a, b)',
-    "import numpy as np": 'import numpy as np\nnp.einsum("ij,jk->iz", a, b)',
-    "from numpy import einsum": 'from numpy import einsum\neinsum("ij,jk->iz", a, b)',
-    "import jax.numpy as jnp": 'import jax.numpy as jnp\njnp.einsum("ij,jk->iz", a, b)',
-    "from jax import numpy": 'from jax import numpy as jn\njn.einsum("ij,jk->iz", a, b)',
-    "import jax": 'import jax\njax.numpy.einsum("ij,jk->iz", a, b)',
-    "import opt_einsum as oe": 'import opt_einsum as oe\noe.contract("ij,jk->iz", a, b)',
-    "from opt_einsum import": 'from opt_einsum import contract_path\ncontract_path("ij,jk->iz", a, b)',
+    "import einops": ("import einops", f"einops.rearrange(x, {BAD})"),
+    "import einops as E": ("import einops as E", f"E.rearrange(x, {BAD})"),
+    "from einops import rearrange as r": ("from einops import rearrange as r", f"r(x, {BAD})"),
+    "einops.einops": ("from einops.einops import rearrange", f"rearrange(x, {BAD})"),
+    "einops layer": ("from einops.layers.torch import Rearrange", f"Rearrange({BAD})"),
+    "einops layers package": (
+        "import einops.layers.torch",
+        f"einops.layers.torch.Rearrange({BAD})",
+    ),
+    "einops layers as L": ("import einops.layers.flax as L", f"L.Rearrange({BAD})"),
+    "import tensorops as tops": ("import tensorops as tops", f"tops.rearrange(x, {BAD})"),
+    "from tensorops import": ("from tensorops import rearrange", f"rearrange(x, {BAD})"),
+    "tensorops layer": ("from tensorops.layers.torch import Rearrange", f"Rearrange({BAD})"),
+    "tensorops layers module": ("from tensorops.layers import keras as tk", f"tk.Rearrange({BAD})"),
+    "tensorops layers as L": ("import tensorops.layers.nnx as L", f"L.Rearrange({BAD})"),
+    "pattern=": ("import einops", f"einops.rearrange(tensor=x, pattern={BAD})"),
+    "import in a function": (
+        "def f(x):\n    from einops import rearrange",
+        f"    return rearrange(x, {BAD})",
+    ),
+    "import torch as th": ("import torch as th", f"th.einsum{EINSUM}"),
+    "from torch import einsum": ("from torch import einsum", f"einsum{EINSUM}"),
+    "torch.functional": ("import torch", f"torch.functional.einsum{EINSUM}"),
+    "import numpy as np": ("import numpy as np", f"np.einsum{EINSUM}"),
+    "from numpy import einsum": ("from numpy import einsum", f"einsum{EINSUM}"),
+    "import jax.numpy as jnp": ("import jax.numpy as jnp", f"jnp.einsum{EINSUM}"),
+    "from jax import numpy": ("from jax import numpy as jn", f"jn.einsum{EINSUM}"),
+    "import jax": ("import jax", f"jax.numpy.einsum{EINSUM}"),
+    "import opt_einsum as oe": ("import opt_einsum as oe", f"oe.contract{EINSUM}"),
+    "from opt_einsum import": ("from opt_einsum import contract_path", f"contract_path{EINSUM}"),
 }
 
 
-@pytest.mark.parametrize("source", IMPORT_STYLES.values(), ids=IMPORT_STYLES.keys())
-def test_every_import_style_is_resolved(source: str) -> None:
-    assert [f.code for f in lint(source)] == ["TOP002"]
+@pytest.mark.parametrize(("imports", "call"), IMPORT_STYLES.values(), ids=IMPORT_STYLES.keys())
+def test_every_import_style_is_resolved(imports: str, call: str) -> None:
+    assert [f.code for f in lint(f"{imports}\n{call}")] == ["TOP002"]
 
 
 NOT_CHECKED = {
     "a pattern that is not a constant": "import einops\ndef f(x, p):\n    einops.rearrange(x, p)",
     "a pattern built at run time": 'import einops\neinops.rearrange(x, "b c -> " + name)',
-    "a parameter shadows the import": 'import einops\ndef f(einops):\n    einops.rearrange(x, "b c -> b")',
-    "an assignment shadows it": 'from einops import rearrange\ndef f():\n    rearrange = g\n    rearrange(x, "b c -> b")',
-    "a lambda's parameter": 'from einops import rearrange\nf = lambda rearrange: rearrange(x, "b c -> b")',
-    "a class body's import, in a method": "class C:\n    from einops import rearrange\n    def m(self):\n        return rearrange(x, 'b c -> b')",
-    "two imports of one name": 'if a:\n    from einops import rearrange\nelse:\n    from tensorops import rearrange\nrearrange(x, "b c -> b")',
+    "a parameter shadows the import": (
+        'import einops\ndef f(einops):\n    einops.rearrange(x, "b c -> b")'
+    ),
+    "an assignment shadows it": (
+        'from einops import rearrange\ndef f():\n    rearrange = g\n    rearrange(x, "b c -> b")'
+    ),
+    "a lambda's parameter": (
+        'from einops import rearrange\nf = lambda rearrange: rearrange(x, "b c -> b")'
+    ),
+    "a class body's import, in a method": (
+        "class C:\n"
+        "    from einops import rearrange\n"
+        "    def m(self):\n"
+        "        return rearrange(x, 'b c -> b')"
+    ),
+    "two imports of one name": (
+        "if a:\n"
+        "    from einops import rearrange\n"
+        "else:\n"
+        "    from tensorops import rearrange\n"
+        'rearrange(x, "b c -> b")'
+    ),
     "an unknown library": 'import myops\nmyops.rearrange(x, "b c -> b")',
     "a relative import": 'from . import einops\neinops.rearrange(x, "b c -> b")',
-    "a constant assigned twice": 'import einops\nP = "b c -> b c"\nP = "b c -> b"\neinops.rearrange(x, P)',
-    "a constant rebound by a function": 'import einops\nP = "b c -> b"\ndef f():\n    global P\n    P = "b c -> b c"\neinops.rearrange(x, P)',
-    "a missing length that **kwargs may give": 'import einops\neinops.repeat(x, "h w -> h w c", **sizes)',
-    "a reduction that is not a constant": 'import einops\neinops.reduce(x, "b c -> b c d", how, d=2)',
-    "an equation of opt_einsum's symbols": 'import opt_einsum\nopt_einsum.contract("i1,1k->ik", a, b)',
+    "a constant assigned twice": (
+        'import einops\nP = "b c -> b c"\nP = "b c -> b"\neinops.rearrange(x, P)'
+    ),
+    "a constant rebound by a function": (
+        "import einops\n"
+        'P = "b c -> b"\n'
+        "def f():\n"
+        "    global P\n"
+        '    P = "b c -> b c"\n'
+        "einops.rearrange(x, P)"
+    ),
+    "a missing length that **kwargs may give": (
+        'import einops\neinops.repeat(x, "h w -> h w c", **sizes)'
+    ),
+    "a reduction that is not a constant": (
+        'import einops\neinops.reduce(x, "b c -> b c d", how, d=2)'
+    ),
+    "an equation of opt_einsum's symbols": (
+        'import opt_einsum\nopt_einsum.contract("i1,1k->ik", a, b)'
+    ),
     "einops.einsum with '_'": 'import einops\neinops.einsum(a, b, "i _, _ k -> i k")',
     "a method of an array": 'x.rearrange("b c -> b")',
 }
@@ -173,7 +213,7 @@ MESSAGES: list[tuple[str, dict[str, Any]]] = [
 
 def _runtime_message(call: str, names: dict[str, Any]) -> list[str]:
     with pytest.raises(tops.TensorOpsError) as caught:
-        eval(call, {"tops": tops, **names})  # noqa: S307  (the test's own call texts)
+        eval(call, {"tops": tops, **names})  # the test's own call texts
     lines = str(caught.value).splitlines()
     return [line for line in lines if not line.startswith(("  input", "  lengths"))]
 
@@ -216,11 +256,10 @@ def test_the_column_points_at_the_fault_inside_the_literal() -> None:
     assert (finding.line, finding.column) == (3, 25)
 
 
-# --- codes -----------------------------------------------------------------------------------------
+# --- codes ---------------------------------------------------------------------------------------
 
 EXAMPLE_HEADER = (
-    "import numpy, numpy as np, torch, einops, tensorops as tops, jax.numpy\n"
-    "from torch import nn\n"
+    "import numpy, numpy as np, torch, einops, tensorops as tops, jax.numpy\nfrom torch import nn\n"
 )
 
 
@@ -336,7 +375,9 @@ def test_github_output(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr("sys.stdin", __import__("io").StringIO('import torch\ntorch.einsum("i->j", a)'))
+    monkeypatch.setattr(
+        "sys.stdin", __import__("io").StringIO('import torch\ntorch.einsum("i->j", a)')
+    )
     assert main(["lint", "-", "--stdin-name", "model.py"]) == 1
     assert capsys.readouterr().out.startswith("model.py:2:18: TOP002 torch.einsum: output axis 'j'")
 
@@ -382,7 +423,9 @@ def test_python_dash_m(files: Path) -> None:
 
 
 def test_flake8_runs_the_plugin(files: Path) -> None:
-    (files / "noqa.py").write_text('import einops\neinops.rearrange(x, "b c -> b")  # noqa: TOP002\n')
+    (files / "noqa.py").write_text(
+        'import einops\neinops.rearrange(x, "b c -> b")  # noqa: TOP002\n'
+    )
     result = subprocess.run(
         [sys.executable, "-m", "flake8", "--select", "TOP", "--exclude", ".hidden", str(files)],
         capture_output=True,

@@ -8,6 +8,7 @@ tensorops accepts, and leaves out calls whose text tensorops reads otherwise:
   reduce and repeat; seven reductions (and ``"rearrange"``, ``"repeat"``);
   einops.einsum needs ``->`` and takes neither compositions nor integers; it reads
   ``_`` as an axis name, which tensorops does not, so such a call is not checked;
+  einops.parse_shape names each axis once;
 * numpy.einsum and torch.einsum name axes with ASCII letters only;
 * jax.numpy.einsum and opt_einsum take any character as an axis: an equation with
   one that is not a letter is not checked.
@@ -18,7 +19,7 @@ Each rule is verified against the library itself in ``tests/test_lint_libraries.
 from __future__ import annotations
 
 from tensorops._errors import PatternError, TensorOpsError, unknown_option
-from tensorops._grammar import Anon, Group, Skip, items_of, parse_pattern
+from tensorops._grammar import Anon, Axis, Group, Skip, items_of, parse_pattern
 from tensorops._lint.arguments import StaticCall
 from tensorops._types import REDUCTIONS
 
@@ -102,6 +103,27 @@ def _einops_einsum(call: StaticCall) -> tuple[str, TensorOpsError] | str | None:
     return None
 
 
+def _einops_parse_shape(call: StaticCall) -> tuple[str, TensorOpsError] | None:
+    """einops.parse_shape names each axis once ('_' aside); tensorops checks equal lengths."""
+    text = call.pattern
+    try:
+        pattern = parse_pattern(text)
+    except TensorOpsError:
+        return None  # the planner reports it
+    seen: set[str] = set()
+    for _, item in items_of(pattern.inputs[0]):
+        if isinstance(item, Axis):
+            if item.name in seen:
+                return "TOP003", PatternError(
+                    f"axis '{item.name}' appears twice: einops.parse_shape names each axis once",
+                    pattern=text,
+                    span=item.span,
+                    hint="tensorops.parse_shape takes a name twice for axes of equal length",
+                )
+            seen.add(item.name)
+    return None
+
+
 def _letters(call: StaticCall) -> tuple[str, TensorOpsError] | str | None:
     """NumPy and torch: ASCII letters; JAX and opt_einsum: any symbol (then not checked)."""
     text = call.pattern
@@ -131,6 +153,8 @@ def library_error(call: StaticCall) -> tuple[str, TensorOpsError] | str | None:
             return _einops_pattern(call)
         if op == "einsum":
             return _einops_einsum(call)
+        if op == "parse_shape":
+            return _einops_parse_shape(call)
         return None
     if library in ("numpy", "torch", "jax", "opt_einsum"):
         return _letters(call)
