@@ -128,8 +128,8 @@ def _targets() -> dict[str, Target]:
         for layer, (op, form) in _LAYERS.items():
             table[f"tensorops.layers.{family}.{layer}"] = Target("tensorops", op, layer, form)
     for op in ("rearrange", "repeat", "reduce", "einsum", "pack", "unpack", "parse_shape"):
-        form = {"rearrange": "array_pattern", "repeat": "array_pattern", "einsum": "einsum_last"}
-        target = Target("einops", op, f"einops.{op}", form.get(op, op))
+        forms = {"rearrange": "array_pattern", "repeat": "array_pattern", "einsum": "einsum_last"}
+        target = Target("einops", op, f"einops.{op}", forms.get(op, op))
         table[f"einops.{op}"] = target
         table[f"einops.{'packing' if op in ('pack', 'unpack') else 'einops'}.{op}"] = target
     for family in _EINOPS_FAMILIES:
@@ -286,7 +286,7 @@ def _make(
 def _array_pattern(reader: _Reader, target: Target, args: list[ast.expr]) -> StaticCall | None:
     """``op(x, pattern, **lengths)``; ``tensor=`` / ``pattern=`` when not positional."""
     x, by_keyword = _argument(reader, args, 0, "tensor")
-    taken = ("tensor",) if by_keyword else ()
+    taken: tuple[str, ...] = ("tensor",) if by_keyword else ()
     pattern, by_keyword = _argument(reader, args, 1, "pattern")
     taken += ("pattern",) if by_keyword else ()
     extra: dict[str, Any] = {}
@@ -374,7 +374,7 @@ def _layer(reader: _Reader, target: Target, args: list[ast.expr]) -> StaticCall 
     if len(args) > wanted + 1:  # Flax's layers take `sizes` after them
         return None
     pattern, by_keyword = _argument(reader, args, 0, "pattern")
-    taken = ("pattern",) if by_keyword else ()
+    taken: tuple[str, ...] = ("pattern",) if by_keyword else ()
     extra: dict[str, Any] = {}
     if target.form == "layer_reduce":
         reduction, by_keyword = _argument(reader, args, 1, "reduction")
@@ -407,7 +407,7 @@ def _einmix(reader: _Reader, target: Target, args: list[ast.expr]) -> StaticCall
         return None
     pattern, by_keyword = _argument(reader, args, 0, "pattern")
     taken = ("weight_shape", "bias_shape") + (("pattern",) if by_keyword else ())
-    shapes = {}
+    shapes: dict[str, Any] = {}
     for index, name in ((1, "weight_shape"), (2, "bias_shape")):
         node, _ = _argument(reader, args, index, name)
         value = reader.value(node) if node is not None else NOT_GIVEN

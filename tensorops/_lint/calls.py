@@ -96,6 +96,8 @@ _NEWLINE = re.compile("\n")
 _NESTED = (ast.Lambda, *_COMPREHENSIONS)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _CONTEXTS = (ast.Load, ast.Store, ast.Del)
+#: Nodes that hold no call and no import: never entered.
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.arg, ast.alias})
 
 
 def _positions(source: str, lines: list[int], pattern: re.Pattern[str]) -> list[tuple[int, int]]:
@@ -155,14 +157,17 @@ class _Descent:
                     value = (value,)
                 around = scopes if definition and field != "body" else inner
                 for child in value:
+                    if type(child) in _LEAVES:
+                        continue
                     end_line = getattr(child, "end_lineno", None)
                     if end_line is not None:
                         if isinstance(child, _DEFINITIONS):
                             start = _start(child)
                         else:
-                            start = (child.lineno, child.col_offset)
+                            start = (child.lineno, child.col_offset)  # type: ignore[union-attr]
                         i = bisect_left(positions, start)
-                        if i == count or positions[i] > (end_line, child.end_col_offset):
+                        end = (end_line, child.end_col_offset)  # type: ignore[union-attr]
+                        if i == count or positions[i] > end:
                             continue
                     elif not isinstance(child, ast.AST):
                         continue

@@ -20,6 +20,10 @@ __all__ = ["Constants"]
 _MISSING = object()
 
 
+#: An f-string's conversions: none, !s, !r, !a.
+_CONVERSIONS: dict[int, Callable[[object], str]] = {-1: str, 115: str, 114: repr, 97: ascii}
+
+
 def _nowhere(name: str) -> bool:
     return False
 
@@ -116,6 +120,6 @@ class Constants:
             value = self.value(part.value, shadowed)
             if not isinstance(value, str | int) or isinstance(value, bool):
                 return UNKNOWN
-            conversion = {-1: str, 115: str, 114: repr, 97: ascii}[part.conversion]
+            conversion = _CONVERSIONS[part.conversion]
             parts.append(conversion(value))
         return "".join(parts)

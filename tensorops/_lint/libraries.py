@@ -57,11 +57,9 @@ def _einops_pattern(call: StaticCall) -> tuple[str, TensorOpsError] | None:
     reduction = call.reduction
     known = (*EINOPS_REDUCTIONS, "rearrange", "repeat")
     if call.target.op == "reduce" and isinstance(reduction, str) and reduction not in known:
-        hint = None
-        if reduction in REDUCTIONS:
-            hint = f"{reduction!r} is a reduction of tensorops.reduce"
         error = unknown_option("reduction", reduction, EINOPS_REDUCTIONS, "or a function")
-        error.hint = hint
+        if reduction in REDUCTIONS:
+            error.hint = f"{reduction!r} is a reduction of tensorops.reduce"
         return "TOP004", error
     return None
 

@@ -3,8 +3,9 @@
 Each op is planned by the function its run time calls (`tensorops._plan.plan_recipe`,
 `tensorops._concat.plan_concat`, `tensorops._marked.plan_marked`,
 `tensorops._index_plan.plan_index`, `tensorops._elementwise._planning.plan_operands`,
-`tensorops._einsum._bind.bind_equation`), so a finding says what the call would say
-when it runs. The arrays are probes (`tensorops._lint.probes`), or the call's own
+`tensorops._einsum._bind.bind_equation`, `tensorops._pack_patterns.pack_term` and
+`shape_term`, `tensorops._einmix.plan_einmix`), so a finding says what the call would
+say when it runs. The arrays are probes (`tensorops._lint.probes`), or the call's own
 shapes where literals give them all and every length is a constant.
 
 A length whose value is not a constant (``h=self.heads``) is planned as `PLACEHOLDER`,
@@ -45,9 +46,6 @@ __all__ = [
 #: The length a non-constant keyword is planned with.
 PLACEHOLDER = 2
 
-#: The options of the ops along axes: keywords that are not lengths.
-_OPTIONS = {"roll": ("shift",), "sort": ("descending",), "argsort": ("descending",)}
-_OPTIONS["cumsum"] = ("reverse",)
 _ALONG = frozenset({"flip", "roll", "sort", "argsort", "cumsum"})
 _ELEMENTWISE = frozenset(
     {"add", "subtract", "multiply", "divide", "maximum", "minimum", "logaddexp", "where"}
@@ -154,7 +152,7 @@ def _plan_all(call: StaticCall, shapes: Any, lengths: dict[str, Any]) -> None:
 
 def _plan_marked(call: StaticCall, lengths: dict[str, Any]) -> None:
     op = call.target.op
-    if op in _ALONG:  # options are not lengths; other keywords are the op's own error
+    if op in _ALONG:  # options (shift=, ...) are no lengths; other keywords are the op's error
         names = _axis_names(call.pattern)
         lengths = {k: v for k, v in lengths.items() if k in names}
     plan_marked(op, call.pattern, _shapes(call, lengths)[0], _items(lengths))
