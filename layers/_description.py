@@ -62,7 +62,7 @@ import numpy as np
 
 import tensorops as tops
 from tensorops._einmix import plan_einmix
-from tensorops._grammar import Anon, Axis, Bracket, Dots, Group, parse_concat
+from tensorops._probes import probe_shapes
 
 __all__ = [
     "EinMixPlan",
@@ -145,40 +145,16 @@ def reduction_repr(reduction: object) -> str:
 def probe_shape(pattern: object, lengths: Mapping[str, Any]) -> tuple[int, ...]:
     """A shape that fits the first term of `pattern`; axes of unknown length get length 1.
 
-    ``...`` stands for no axes; a concatenation ``(a + b)`` is its parts' lengths added.
-    A pattern that does not parse gives ``()``: the op called on the probe then
-    reports the syntax error.
+    ``...`` stands for no axes; a concatenation ``(a + b)`` is its parts' lengths added
+    (`tensorops._probes.probe_shapes`, which the linter plans calls on too). A pattern
+    that does not parse gives ``()``: the op called on the probe then reports the
+    syntax error.
     """
     if not isinstance(pattern, str):
         return ()
-    try:
-        term = parse_concat(pattern).inputs[0]
-    except tops.TensorOpsError:
-        return ()
-    shape = []
-    for element in term.elements:
-        for inner in element.elements if isinstance(element, Bracket) else (element,):
-            if isinstance(inner, Dots):
-                continue
-            if isinstance(inner, Group) and inner.parts:
-                shape.append(sum(_probe_size(part, lengths) for part in inner.parts))
-            else:
-                shape.append(
-                    _probe_size(inner.items if isinstance(inner, Group) else (inner,), lengths)
-                )
-    return tuple(shape)
-
-
-def _probe_size(items: tuple[Any, ...], lengths: Mapping[str, Any]) -> int:
-    """The length of axes composed: integers as written, names as given or 1."""
-    size = 1
-    for item in items:
-        if isinstance(item, Anon):
-            size *= item.length
-        elif isinstance(item, Axis):
-            value = lengths.get(item.name, 1)
-            size *= value if type(value) is int and value > 0 else 1
-    return size
+    given = {k: v for k, v in lengths.items() if type(v) is int and v > 0}
+    probes = probe_shapes(pattern, given)
+    return probes[0] if probes else ()
 
 
 def check_when_built(layer: str, run: Callable[[], object]) -> None:

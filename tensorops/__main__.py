@@ -181,7 +181,7 @@ def _build_parser() -> _Parser:
         help="check every constant pattern of tensorops, einops and einsum calls, "
         "without running the code",
     )
-    from tensorops._lint.command import add_arguments
+    from tensorops._lint import add_arguments
 
     add_arguments(lint)
 
@@ -263,7 +263,7 @@ def _run_store(args: argparse.Namespace) -> int:
 
 
 def _run_lint(args: argparse.Namespace) -> int:
-    from tensorops._lint.command import run
+    from tensorops._lint import run
 
     return run(args)
 

@@ -24,10 +24,11 @@ import torch
 import tensorops as tops
 from tensorops._errors import TensorOpsError
 from tensorops._grammar import Anon, Axis, Bracket, Dots, Group, Skip, Star, Term, parse_concat
-from tensorops._lint.arguments import CALLABLE, NOT_GIVEN, PATHS, TARGETS, StaticCall, bind
+from tensorops._lint.arguments import CALLABLE, NOT_GIVEN, StaticCall, bind
 from tensorops._lint.calls import UNKNOWN, find_calls
 from tensorops._lint.constants import Constants
 from tensorops._lint.planning import PLACEHOLDER
+from tensorops._lint.targets import PATHS, TARGETS
 
 DOTS = 2
 _SIZES = (3, 4, 5)

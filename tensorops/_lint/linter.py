@@ -17,12 +17,13 @@ from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 from tensorops._errors import TensorOpsError
-from tensorops._lint.arguments import PATHS, TARGETS, StaticCall, bind
+from tensorops._lint.arguments import StaticCall, bind
 from tensorops._lint.calls import UNKNOWN, find_calls
 from tensorops._lint.codes import code_of
 from tensorops._lint.constants import Constants
 from tensorops._lint.libraries import library_error, reading
 from tensorops._lint.planning import PLACEHOLDER, Source, is_literal, is_number, plan_call
+from tensorops._lint.targets import PATHS, TARGETS
 
 __all__ = ["Finding", "is_selected", "lint_source", "lint_tree", "without_noqa"]
 

@@ -5,7 +5,7 @@ Each op is planned by the function its run time calls (`tensorops._plan.plan_rec
 `tensorops._index_plan.plan_index`, `tensorops._elementwise._planning.plan_operands`,
 `tensorops._einsum._bind.bind_equation`, `tensorops._pack_patterns.pack_term` and
 `shape_term`, `tensorops._einmix.plan_einmix`), so a finding says what the call would
-say when it runs. The arrays are probes (`tensorops._lint.probes`), or the call's own
+say when it runs. The arrays are probes (`tensorops._probes`), or the call's own
 shapes where literals give them all and every length is a constant.
 
 A length whose value is not a constant (``h=self.heads``) is planned as `PLACEHOLDER`,
@@ -28,10 +28,10 @@ from tensorops._grammar import Axis, is_spaced, items_of, parse_pattern
 from tensorops._index_plan import plan_index
 from tensorops._lint.arguments import CALLABLE, NOT_GIVEN, StaticCall
 from tensorops._lint.calls import UNKNOWN
-from tensorops._lint.probes import probe_shapes
 from tensorops._marked import plan_marked
 from tensorops._pack_patterns import pack_term, shape_term
 from tensorops._plan import plan_recipe
+from tensorops._probes import probe_shapes
 from tensorops._types import REDUCTIONS
 
 __all__ = [

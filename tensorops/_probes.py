@@ -1,11 +1,12 @@
-"""Shapes that fit a pattern's input terms as well as any shape can: the linter's stand-in arrays.
+"""Shapes that fit a pattern's input terms as well as any shape can: stand-ins for arrays.
 
-A call's arrays are unknown to the linter, so it plans the call on probes: per input
-term, a shape in which every dimension fits. An integer is its length, a name has the
+A layer checks its pattern when it is built, before any array exists, and the linter
+checks a call without running it: both plan the op on probes, per input term a shape
+in which every dimension fits. An integer is its length, a name has the
 length the call gives it (when it gives a constant) or 1, a composition is their
 product, a concatenation ``(a + b)`` the sum of its parts, ``...`` stands for no axes.
 A mistake that the planner finds on such probes is in the pattern and the lengths:
-the call fails whatever arrays it gets. A term of a compact einsum equation
+the call fails whatever arrays it gets. Imports no framework. A term of a compact einsum equation
 (``"ij"``) is one dimension per letter.
 """
 
