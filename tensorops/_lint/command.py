@@ -105,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"tensorops: error: cannot check {shown}: {error}", file=sys.stderr)
             failed = True
             continue
-        findings = without_noqa(findings, source.splitlines())
+        if findings:
+            findings = without_noqa(findings, source.splitlines())
         found.extend((shown, f) for f in findings if is_selected(f.code, args.select, args.ignore))
     text = format_findings(found, args.format)
     if text:

@@ -34,6 +34,7 @@ class Constants:
     def __init__(self, tree: ast.Module, source: str) -> None:
         self.tree = tree
         self.globals = "global" in source
+        self.walrus = ":=" in source
         self._assigned: dict[str, ast.expr | None] | None = None
 
     def _module_values(self) -> dict[str, ast.expr | None]:
@@ -55,7 +56,11 @@ class Constants:
                         rebound.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
             elif isinstance(statement, ast.Import | ast.ImportFrom):
                 rebound.update((a.asname or a.name).partition(".")[0] for a in statement.names)
-            else:  # bound by a loop, a with, a def, ...: not a constant
+            elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                rebound.add(statement.name)
+            elif self.walrus or not isinstance(
+                statement, ast.Expr | ast.Pass
+            ):  # a loop, an if, ...
                 rebound.update(bound_names(ast.Module(body=[statement], type_ignores=[])))
         if self.globals:  # a function may assign a module name: `global NAME`
             rebound.update(
@@ -100,10 +105,8 @@ class Constants:
         return UNKNOWN
 
     def _name(self, name: str, shadowed: Callable[[str], bool]) -> Any:
-        if shadowed(name):
-            return UNKNOWN
         node = self._module_values().get(name, _MISSING)
-        if node is _MISSING or node is None:
+        if node is _MISSING or node is None or shadowed(name):
             return UNKNOWN
         assert isinstance(node, ast.expr)
         # a module constant defined by other module constants: read without locals

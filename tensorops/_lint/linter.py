@@ -157,7 +157,7 @@ def lint_tree(tree: ast.Module, source: str) -> list[Finding]:
         return []
     constants = Constants(tree, source)
     paths = {id(item.node): item.path for item in found}
-    lines = source.splitlines()
+    lines: list[str] = []  # read only for a finding
     findings = []
     for item in found:
         if item.path not in TARGETS:
@@ -172,6 +172,7 @@ def lint_tree(tree: ast.Module, source: str) -> list[Finding]:
         shown = _lengths_shown(call)
         error = error.with_context(op=call.target.name, pattern=call.pattern, lengths=shown)
         head, *details = str(error).splitlines()
+        lines = lines or source.splitlines()
         line, column = _column(lines, call, error.span)
         findings.append(Finding(line, column, code, head, tuple(details), call.pattern, error.span))
     return findings
