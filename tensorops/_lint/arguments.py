@@ -1,10 +1,10 @@
 """How a call's arguments bind to the parameters of the function it calls.
 
 `bind` reads a call of a known function (`tensorops._lint.targets`) into a
-`StaticCall`: the pattern
-(when it is a constant), the operands where they are visible, each keyword's value
-(or `UNKNOWN`), and the literal shapes of operands made by ``zeros((4, 9))`` and the
-like. A call whose pattern is not a constant gives None: nothing is checked.
+`StaticCall`: the pattern (when it is a constant, `tensorops._lint.constants`), the
+operands where they are visible, each keyword's value (or `UNKNOWN`), and the literal
+shapes of operands made by ``zeros((4, 9))`` and the like. A call whose pattern is
+not a constant gives None: nothing is checked.
 """
 
 from __future__ import annotations

@@ -13,9 +13,11 @@ each name is resolved the way Python would, scope by scope:
   assignment, a parameter, a ``def``, a second import of another path) is not
   resolved there: the linter never guesses what a call runs.
 
-Constants are read the same way (`Constants`): string and integer literals, tuples
-of them, f-strings whose parts are all constants, ``+`` of two strings, and names
-assigned once at module level to such a value.
+Most of a module is never visited: regular expressions find where the followed
+libraries are imported and where a name they bind is called, and only the nodes
+whose text holds one of those places are entered (`_Descent`). A scope's bindings
+are read from its statements (`bound_names`), and not at all where its text shows
+the name only before ``.`` or ``(``.
 """
 
 from __future__ import annotations
