@@ -32,7 +32,7 @@ from tensorops._marked import plan_marked
 from tensorops._pack_patterns import pack_term, shape_term
 from tensorops._plan import plan_recipe
 from tensorops._probes import probe_shapes
-from tensorops._types import REDUCTIONS
+from tensorops._types import REDUCTIONS, Backend
 
 __all__ = [
     "PLACEHOLDER",
@@ -65,9 +65,14 @@ class Source:
 
 
 class _Planning:
-    """Stands in for an array family where a planner builds executors: they are not run."""
+    """Stands in for an array family where a planner builds executors: they are not run.
+
+    It answers the methods of the `Backend` protocol, and nothing else.
+    """
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_") or not hasattr(Backend, name):
+            raise AttributeError(name)
         return lambda *args, **keywords: _ignore
 
 
