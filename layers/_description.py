@@ -54,15 +54,15 @@ Examples:
 from __future__ import annotations
 
 import math
-import string
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 import tensorops as tops
-from tensorops._grammar import Anon, Axis, Bracket, Dots, Group, Term, parse_concat, parse_pattern
+from tensorops._einmix import plan_einmix
+from tensorops._probes import probe_shapes
 
 __all__ = [
     "EinMixPlan",
@@ -145,40 +145,16 @@ def reduction_repr(reduction: object) -> str:
 def probe_shape(pattern: object, lengths: Mapping[str, Any]) -> tuple[int, ...]:
     """A shape that fits the first term of `pattern`; axes of unknown length get length 1.
 
-    ``...`` stands for no axes; a concatenation ``(a + b)`` is its parts' lengths added.
-    A pattern that does not parse gives ``()``: the op called on the probe then
-    reports the syntax error.
+    ``...`` stands for no axes; a concatenation ``(a + b)`` is its parts' lengths added
+    (`tensorops._probes.probe_shapes`, which the linter plans calls on too). A pattern
+    that does not parse gives ``()``: the op called on the probe then reports the
+    syntax error.
     """
     if not isinstance(pattern, str):
         return ()
-    try:
-        term = parse_concat(pattern).inputs[0]
-    except tops.TensorOpsError:
-        return ()
-    shape = []
-    for element in term.elements:
-        for inner in element.elements if isinstance(element, Bracket) else (element,):
-            if isinstance(inner, Dots):
-                continue
-            if isinstance(inner, Group) and inner.parts:
-                shape.append(sum(_probe_size(part, lengths) for part in inner.parts))
-            else:
-                shape.append(
-                    _probe_size(inner.items if isinstance(inner, Group) else (inner,), lengths)
-                )
-    return tuple(shape)
-
-
-def _probe_size(items: tuple[Any, ...], lengths: Mapping[str, Any]) -> int:
-    """The length of axes composed: integers as written, names as given or 1."""
-    size = 1
-    for item in items:
-        if isinstance(item, Anon):
-            size *= item.length
-        elif isinstance(item, Axis):
-            value = lengths.get(item.name, 1)
-            size *= value if type(value) is int and value > 0 else 1
-    return size
+    given = {k: v for k, v in lengths.items() if type(v) is int and v > 0}
+    probes = probe_shapes(pattern, given)
+    return probes[0] if probes else ()
 
 
 def check_when_built(layer: str, run: Callable[[], object]) -> None:
@@ -299,9 +275,6 @@ def describe(
 
 
 # --- EinMix --------------------------------------------------------------------------------------
-
-#: The axes of a term, a dimension at a time: names and "..." (unit axes give no name).
-_Dims = list[list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,146 +410,7 @@ def describe_einmix(
             op="EinMix",
             hint="EinMix('b n c -> b n d', weight_shape='c d', c=..., d=...)",
         )
-    plan = replace(_Planner(pattern, weight_shape, bias_shape, lengths).plan(), name=name)
+    parts = plan_einmix(pattern, weight_shape, bias_shape, lengths)
+    plan = EinMixPlan(pattern, weight_shape, bias_shape, lengths, *parts, name=name)
     plan.check(probe, parameter_probe)
     return plan
-
-
-@dataclass
-class _Planner:
-    """Checks EinMix's arguments against each other and works out its plan."""
-
-    pattern: str
-    weight_shape: str
-    bias_shape: str | None
-    lengths: dict[str, Any]
-
-    def fail(self, reason: str, hint: str | None = None) -> tops.TensorOpsError:
-        return tops.PatternError(
-            reason, op="EinMix", pattern=self.pattern, lengths=self.lengths, hint=hint
-        )
-
-    def terms(self) -> tuple[Term, Term, list[str]]:
-        """The pattern's two terms and the weight's axis names, read with the grammar."""
-        if not isinstance(self.pattern, str) or self.pattern.count("->") != 1:
-            raise self.fail(
-                "the pattern must be one 'left -> right' string", hint="e.g. 'b n c -> b n d'"
-            )
-        parsed = parse_pattern(self.pattern)
-        assert parsed.outputs is not None
-        if len(parsed.inputs) != 1 or len(parsed.outputs) != 1:
-            raise self.fail("the pattern must be one 'left -> right' string")
-        names: list[str] = []
-        for what, text in (("weight_shape", self.weight_shape), ("bias_shape", self.bias_shape)):
-            if text is None:
-                continue
-            term = parse_pattern(text).inputs[0] if isinstance(text, str) else None
-            if term is None or not all(isinstance(e, Axis) for e in term.elements):
-                raise self.fail(
-                    f"{what} {text!r} must be axis names separated by spaces",
-                    hint="no parentheses, '...' or integers in weight and bias shapes",
-                )
-            if what == "weight_shape":
-                names = [e.name for e in term.elements if isinstance(e, Axis)]
-        return parsed.inputs[0], parsed.outputs[0], names
-
-    def plan(self) -> EinMixPlan:
-        lengths = self.lengths
-        try:
-            left_term, right_term, weight = self.terms()
-        except tops.TensorOpsError as error:
-            raise error.with_context(op="EinMix", lengths=lengths) from None
-        left, right = _flat(_dims(left_term)), _flat(_dims(right_term))
-        if ("..." in left) != ("..." in right):
-            raise self.fail("'...' must appear on both sides or neither")
-        for name in sorted(set(weight)):
-            if weight.count(name) > 1:
-                raise self.fail(
-                    f"axis '{name}' appears twice in weight_shape {self.weight_shape!r}"
-                )
-        names = {*left, *weight} - {"..."}
-        missing = [n for n in right if n != "..." and n not in names]
-        if missing:
-            raise self.fail(
-                f"output axis '{missing[0]}' is neither in the input nor in the weight",
-                hint="add it to weight_shape",
-            )
-        redundant = [n for n in weight if n not in left and n not in right]
-        if redundant:
-            raise self.fail(f"weight axis '{redundant[0]}' is neither in the input nor the output")
-        for name in weight:
-            if name not in lengths:
-                raise self.fail(
-                    f"the length of weight axis '{name}' is not given", hint=f"pass {name}=..."
-                )
-        unused = [n for n in lengths if n not in names]
-        if unused:
-            raise self.fail(f"axis length {unused[0]}={lengths[unused[0]]!r} is not used")
-        left_text, right_text = (part.strip() for part in self.pattern.split("->"))
-        flat_left = _is_flat(left_term)
-        return EinMixPlan(
-            pattern=self.pattern,
-            weight_shape=self.weight_shape,
-            bias_shape=self.bias_shape,
-            lengths=lengths,
-            weight_dims=tuple(lengths[n] for n in weight),
-            bias_dims=None if self.bias_shape is None else self.bias_dims(right),
-            fan_in=math.prod(lengths[n] for n in weight if n not in right),
-            einsum_pattern=_letters(left, weight, right),
-            pre=None if flat_left else f"{left_text} -> {' '.join(left)}",
-            pre_lengths={} if flat_left else {n: v for n, v in lengths.items() if n in left},
-            post=None if _is_flat(right_term) else f"{' '.join(right)} -> {right_text}",
-        )
-
-    def bias_dims(self, right: list[str]) -> tuple[int, ...]:
-        bias = str(self.bias_shape).split()
-        for name in bias:
-            if name not in right:
-                raise self.fail(f"bias axis '{name}' is not in the output")
-            if name not in self.lengths:
-                raise self.fail(
-                    f"the length of bias axis '{name}' is not given", hint=f"pass {name}=..."
-                )
-        dims: list[int] = []
-        for i, name in enumerate(right):
-            if name == "...":
-                if any(n in bias for n in right[:i]):
-                    raise self.fail("bias axes must come after '...' in the output")
-                continue
-            dims.append(self.lengths[name] if name in bias else 1)
-        return tuple(dims)
-
-
-def _dims(term: Term) -> _Dims:
-    dims: _Dims = []
-    for element in term.elements:
-        items = element.items if isinstance(element, Group) else (element,)
-        dims.append(
-            [
-                item.name if isinstance(item, Axis) else "..."
-                for item in items
-                if not isinstance(item, Anon)
-            ]
-        )
-    return dims
-
-
-def _flat(dims: _Dims) -> list[str]:
-    """The elementary axes of a term's dimensions; unit axes drop out."""
-    return [name for dim in dims for name in dim]
-
-
-def _is_flat(term: Term) -> bool:
-    """Whether every dimension of `term` is one name or ``...``."""
-    return all(isinstance(element, (Axis, Dots)) for element in term.elements)
-
-
-def _letters(left: list[str], weight: list[str], right: list[str]) -> str:
-    """The equation of the flat terms, each axis renamed to a letter in sorted order of names."""
-    names = sorted({*left, *weight, *right} - {"..."})
-    letters = dict(zip(names, string.ascii_letters, strict=False))
-    letters["..."] = "..."
-    left_c, weight_c, right_c = (
-        "".join(letters[n] for n in term) for term in (left, weight, right)
-    )
-    return f"{left_c},{weight_c}->{right_c}"

@@ -1,4 +1,4 @@
-"""The ``tensorops`` command line: explain a pattern, plan a contraction, run the benchmarks.
+"""The ``tensorops`` command line: explain, plan a contraction, lint a codebase, benchmark.
 
 Usage::
 
@@ -6,12 +6,14 @@ Usage::
     tensorops explain "b c (h 2) (w 2) -> b c h w" --shape 8,3,32,32 --reduction max
     tensorops path "ij,jk,kl->il" --shapes 2x3,3x4,4x5 --strategy optimal
     tensorops store list
+    tensorops lint src/ --format github
     tensorops bench --quick
 
 ``python -m tensorops`` is the same program. A pattern that does not fit prints
 the op's full message on stderr (the pattern, a caret at the fault, shapes, a
 hint) and exits with status 2; ``--brief`` prints its first line only. A bad
-command line prints one line and exits with status 2.
+command line prints one line and exits with status 2. ``lint`` exits with 1 when it
+finds a mistake (see `tensorops._lint.command`).
 """
 
 from __future__ import annotations
@@ -100,7 +102,8 @@ def _build_parser() -> _Parser:
     )
     parser = _Parser(
         prog="tensorops",
-        description="Explain tensorops patterns, plan einsum contractions, run the benchmarks.",
+        description="Explain tensorops patterns, plan einsum contractions, check the patterns "
+        "of a codebase, run the benchmarks.",
         parents=[common],
     )
     from tensorops import __version__
@@ -171,6 +174,16 @@ def _build_parser() -> _Parser:
     store.add_argument(
         "--dir", type=Path, help="the store's directory (default: the platform's cache directory)"
     )
+
+    lint = commands.add_parser(
+        "lint",
+        parents=[common],
+        help="check every constant pattern of tensorops, einops and einsum calls, "
+        "without running the code",
+    )
+    from tensorops._lint import add_arguments
+
+    add_arguments(lint)
 
     bench = commands.add_parser(
         "bench", parents=[common], help="run the scripts in benchmarks/ and print their tables"
@@ -249,6 +262,12 @@ def _run_store(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_lint(args: argparse.Namespace) -> int:
+    from tensorops._lint import run
+
+    return run(args)
+
+
 def _run_bench(args: argparse.Namespace) -> int:
     directory = args.dir
     if not directory.is_dir():
@@ -307,6 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "explain": _run_explain,
             "path": _run_path,
             "store": _run_store,
+            "lint": _run_lint,
             "bench": _run_bench,
         }
         return handler[args.command](args)

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from tensorops._axes import DOTS_PREFIX, count_dots, may_equal, resolve_dims, term_dims
 from tensorops._backends import get_backend
-from tensorops._errors import (
-    ArgumentError,
-    PatternError,
-    ShapeError,
-    TensorOpsError,
-    describe_inputs,
-    not_a_pattern,
+from tensorops._errors import ArgumentError, ShapeError, TensorOpsError, describe_inputs
+from tensorops._grammar import Term
+from tensorops._pack_patterns import (
+    axis_positions,
+    pack_positions,
+    pack_term,
+    shape_term,
 )
-from tensorops._grammar import Anon, Axis, Dots, Group, Skip, Star, Term, check_names, parse_pattern
 from tensorops._staging import is_compiling, raise_error, replayable
 from tensorops._staging.sizes import RunTimeSize, known_as, require_equal
 
@@ -24,66 +22,6 @@ __all__ = ["axis_positions", "pack", "pack_positions", "parse_shape", "unpack"]
 
 ArrayT = TypeVar("ArrayT")
 Shape = tuple[int, ...]
-
-
-@functools.lru_cache(maxsize=256)
-def _pack_term(op: str, pattern: str) -> tuple[int, int]:
-    """(position of ``*``, number of other axes) of a pack / unpack pattern."""
-    term = _single_term(op, pattern)
-    stars = [i for i, e in enumerate(term.elements) if isinstance(e, Star)]
-    if len(stars) != 1:
-        span = term.elements[stars[1]].span if stars else term.span
-        raise PatternError(
-            f"{op} needs exactly one '*' in the pattern, got {len(stars)}",
-            pattern=pattern,
-            span=span,
-            hint="e.g. 'b * c': '*' marks the axes that are packed",
-        )
-    seen: set[str] = set()
-    for element in term.elements:
-        if isinstance(element, Axis):
-            if element.name in seen:
-                raise PatternError(
-                    f"axis '{element.name}' appears twice", pattern=pattern, span=element.span
-                )
-            seen.add(element.name)
-        elif not isinstance(element, Star):
-            raise PatternError(
-                f"{op} patterns hold axis names and one '*' only",
-                pattern=pattern,
-                span=element.span,
-            )
-    return stars[0], len(term.elements) - 1
-
-
-def pack_positions(pattern: str) -> tuple[int, int]:
-    """Where ``*`` stands in a pack pattern and how many axes follow it.
-
-    Examples:
-        >>> pack_positions("b * c d")
-        (1, 2)
-
-    Raises:
-        TensorOpsError: the pattern is not one of pack's.
-    """
-    position, n_other = _pack_term("pack", pattern)
-    return position, n_other - position
-
-
-def _single_term(op: str, pattern: Any) -> Term:
-    if not isinstance(pattern, str):
-        raise not_a_pattern(pattern, f"{op}(x, 'b * c')")
-    parsed = parse_pattern(pattern)
-    check_names(parsed)
-    if parsed.outputs is not None or len(parsed.inputs) != 1:
-        span = parsed.arrow if parsed.arrow is not None else parsed.inputs[1].span
-        raise PatternError(
-            f"{op} takes a single term without '->' or ','",
-            pattern=pattern,
-            span=span,
-            hint="separate axes with spaces, not commas",
-        )
-    return parsed.inputs[0]
 
 
 @replayable("pack")
@@ -106,7 +44,7 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
         ((2, 17, 8), [(), (16,)])
     """
     try:
-        position, n_other = _pack_term("pack", pattern)
+        position, n_other = pack_term("pack", pattern)
         if isinstance(tensors, (str, bytes)) or not isinstance(tensors, Sequence) or not tensors:
             raise ArgumentError("pack takes a non-empty list of arrays")
         return _pack_with(get_backend(tensors[0]), tensors, position, n_other)
@@ -175,7 +113,7 @@ def unpack(tensor: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str)
         1
     """
     try:
-        position, n_other = _pack_term("unpack", pattern)
+        position, n_other = pack_term("unpack", pattern)
         return _unpack_with(get_backend(tensor), tensor, packed_shapes, position, n_other)
     except TensorOpsError as error:
         raise_error(
@@ -320,7 +258,7 @@ def parse_shape(x: Any, pattern: str) -> dict[str, int]:
         {'n': 5}
     """
     try:
-        term = _single_term("parse_shape", pattern)
+        term = shape_term(pattern)
         shape = getattr(x, "shape", None)
         outward = None
         if shape is None:
@@ -337,45 +275,7 @@ def parse_shape(x: Any, pattern: str) -> dict[str, int]:
         raise_error(_in_context(error, "parse_shape", pattern, [x]), ("parse_shape", (x, pattern)))
 
 
-def axis_positions(pattern: str, ndim: int) -> tuple[tuple[str, int], ...]:
-    """The dimension each name of a parse_shape pattern reads, for `ndim` dimensions.
-
-    Examples:
-        >>> axis_positions("b ... _ w", 5)
-        (('b', 0), ('w', 4))
-
-    Raises:
-        TensorOpsError: the pattern is not one of parse_shape's.
-    """
-    elements = _single_term("parse_shape", pattern).elements
-    positions: list[tuple[str, int]] = []
-    seen: set[str] = set()
-    dim = 0
-    for element in elements:
-        if isinstance(element, Dots):
-            dim += ndim - (len(elements) - 1)
-            continue
-        if isinstance(element, Axis) and element.name not in seen:
-            seen.add(element.name)
-            positions.append((element.name, dim))
-        dim += 1
-    return tuple(positions)
-
-
 def _match_shape(pattern: str, term: Term, shape: Shape) -> dict[str, int]:
-    elements = term.elements
-    for element in elements:
-        unit = isinstance(element, Group) and not element.items
-        if not (isinstance(element, (Axis, Skip, Dots, Anon)) or unit):
-            raise PatternError(
-                "parse_shape patterns hold axis names, '_', '...', integers and '()' only",
-                pattern=pattern,
-                span=element.span,
-                hint="a composed axis (a b) has no single length to name",
-            )
-    dots = [element.span for element in elements if isinstance(element, Dots)]
-    if len(dots) > 1:
-        raise PatternError("'...' appears twice", pattern=pattern, span=dots[1])
     dims = term_dims(term, count_dots(pattern, term, len(shape)))
     result: dict[str, int] = {}
     for resolved in resolve_dims(pattern, dims, shape, {}):

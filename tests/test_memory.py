@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tensorops as tops
+import tensorops._lint
 
 #: The documented bound of every cache (docs/guarantees.md); a new cache must be added here.
 CACHE_SIZES = {
@@ -31,7 +32,9 @@ CACHE_SIZES = {
     "tensorops._grammar.parse_concat": 1024,
     "tensorops._grammar.parse_pattern": 1024,
     "tensorops._marked.read_pattern": 1024,
-    "tensorops._pack._pack_term": 256,
+    "tensorops._pack_patterns.pack_term": 256,
+    "tensorops._lint.calls._binding_text": 1024,
+    "tensorops._lint.calls._rests": 4096,
     "tensorops._plan.check_pattern": 1024,
 }
 
