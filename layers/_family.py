@@ -108,10 +108,18 @@ def describe_layer(
 
 
 class _Described(Generic[_T]):
-    """An attribute of a layer: the attribute of the same name of its description."""
+    """An attribute of a layer: the attribute of the same name of its description.
+
+    Read-only: the description was checked when the layer was built.
+    """
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
+
+    def __set__(self, layer: Layer, value: object) -> None:
+        raise AttributeError(
+            f"{self.name!r} is read from the layer's description: build a new layer"
+        )
 
     @overload
     def __get__(self, layer: None, owner: type | None = None) -> _Described[_T]: ...

@@ -102,6 +102,8 @@ def test_the_attributes_are_the_descriptions():
         {"h": 2, "c": 3, "e": 4},
     )
     assert type(mix).fan_in.name == "fan_in"  # read on the class: the descriptor itself
+    with pytest.raises(AttributeError, match="'pattern' is read from the layer's description"):
+        layer.pattern = "b h -> h b"
 
 
 def test_einmix_draws_its_parameters_through_the_hook_in_einops_order():
