@@ -32,7 +32,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -232,12 +232,20 @@ class LayerSpec:
     reduction: Reduction | None = None
     #: The name in messages and the repr: the layer's class, perhaps a user's subclass.
     name: str = ""
+    #: The op, and what it takes after the array: the pattern (Reduce: and the reduction).
+    op: Callable[..., Any] = field(init=False, repr=False, compare=False)
+    args: tuple[Any, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        reduce = self.kind == "Reduce"
+        object.__setattr__(self, "op", _OPS[self.kind])
+        object.__setattr__(
+            self, "args", (self.pattern, self.reduction) if reduce else (self.pattern,)
+        )
 
     def __call__(self, x: Any) -> Any:
         """The layer's op on `x`."""
-        if self.kind == "Reduce":
-            return tops.reduce(x, self.pattern, self.reduction, **self.lengths)
-        return _OPS[self.kind](x, self.pattern, **self.lengths)
+        return self.op(x, *self.args, **self.lengths)
 
     def check(self, probe: Probe = numpy_probe) -> None:
         """Run the op on a probe of a shape that fits the pattern; raise as the layer."""
@@ -258,14 +266,14 @@ class LayerSpec:
             return {"pattern": self.pattern, "reduction": self.reduction}
         return {"pattern": self.pattern}
 
-    def args(self) -> list[str]:
+    def written_args(self) -> list[str]:
         """The positional arguments as the call writes them."""
         if self.kind == "Reduce":
             return [repr(self.pattern), reduction_repr(self.reduction)]
         return [repr(self.pattern)]
 
     def __repr__(self) -> str:
-        return call_repr(self.name or self.kind, self.args(), self.lengths)
+        return call_repr(self.name or self.kind, self.written_args(), self.lengths)
 
 
 def describe(

@@ -152,7 +152,7 @@ class EinMixPlan:
         # Hashable for the frameworks that keep a layer's static data in a jit cache key.
         return hash((self.pattern, self.weight_shape, self.bias_shape, *self.lengths.items()))
 
-    def args(self) -> list[str]:
+    def written_args(self) -> list[str]:
         """The arguments before the lengths, as the call writes them."""
         args = [repr(self.pattern), f"weight_shape={self.weight_shape!r}"]
         if self.bias_shape is not None:
@@ -160,7 +160,7 @@ class EinMixPlan:
         return args
 
     def __repr__(self) -> str:
-        return call_repr(self.name, self.args(), self.lengths)
+        return call_repr(self.name, self.written_args(), self.lengths)
 
 
 def describe_einmix(

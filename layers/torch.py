@@ -40,7 +40,7 @@ from ._description import Probe
 __all__ = ["Check", "EinMix", "LogSoftmax", "Rearrange", "Reduce", "Repeat", "Softmax"]
 
 
-def meta_probe(shape: tuple[int, ...]) -> torch.Tensor:
+def _meta_probe(shape: tuple[int, ...]) -> torch.Tensor:
     """A meta tensor of `shape`.
 
     The build-time check allocates nothing on it, and registers the torch backend
@@ -49,7 +49,7 @@ def meta_probe(shape: tuple[int, ...]) -> torch.Tensor:
     return torch.empty(shape, device="meta")
 
 
-def meta_parameter(shape: tuple[int, ...]) -> nn.Parameter:
+def _meta_parameter(shape: tuple[int, ...]) -> nn.Parameter:
     """A meta parameter: the torch backend also learns the Parameter type before compiling."""
     return nn.Parameter(torch.empty(shape, device="meta"))
 
@@ -57,17 +57,17 @@ def meta_parameter(shape: tuple[int, ...]) -> nn.Parameter:
 class _Layer(nn.Module):
     """A torch layer: ``forward`` runs the layer's description (`tensorops.layers._family`)."""
 
-    _probe: ClassVar[Probe | None] = meta_probe
-    _parameter_probe: ClassVar[Probe | None] = meta_parameter
+    _probe: ClassVar[Probe | None] = _meta_probe
+    _parameter_probe: ClassVar[Probe | None] = _meta_parameter
 
     if TYPE_CHECKING:  # the mixin's (nn.Module types an attribute it does not know as a Tensor)
         _description: Any
 
-        def _parameter_values(self) -> tuple[Any, ...]: ...
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """The layer's op on `x` (EinMix: `x` mixed with the weight, plus the bias)."""
-        output: torch.Tensor = self._description(x, *self._parameter_values())
+        """The layer's op on `x`."""
+        # The description's call, inlined: a frame less, 0.3 us of a 6 us Repeat.
+        description = self._description
+        output: torch.Tensor = description.op(x, *description.args, **description.lengths)
         return output
 
 
@@ -194,6 +194,11 @@ class EinMix(_family.EinMixLayer, _Layer):
         parameter = nn.Parameter(torch.empty(shape))
         nn.init.uniform_(parameter, -bound, bound)
         return parameter
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Mix `x` with the weight (and add the bias)."""
+        output: torch.Tensor = self._description(x, self.weight, self.bias)
+        return output
 
     def reset_parameters(self) -> None:
         """Draw the weight in ``±sqrt(3/fan_in)``, then the bias in ``±1/sqrt(fan_in)`` (uniform).
