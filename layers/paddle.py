@@ -24,6 +24,7 @@ Examples:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -61,10 +62,13 @@ class _Layer(paddle.nn.Layer):
 
         # A fresh function per layer, called by to_static as it is (see `_as_it_is`) with
         # tensors alone: SOT rebuilds the dataclasses among a call's arguments, which
-        # fails for the frozen description, so the layer is in the closure.
+        # fails for the frozen description, so the layer is in the closure (weakly: the
+        # layer holds the function).
+        layer = weakref.ref(self)
+
         @_as_it_is
         def run(*tensors: Any) -> Any:
-            return self._description(*tensors)
+            return layer()._description(*tensors)  # type: ignore[union-attr]
 
         self._run = run
 
