@@ -1,81 +1,56 @@
-"""What every layer family shares: the layers' arguments, checks, reprs and EinMix's plan.
+"""What every pattern layer shares: its arguments read, its check when built, its repr.
 
-This module knows no framework. A family module (`tensorops.layers.torch`,
-``.flax``, ``.nnx``, ``.equinox``, ``.keras``, ``.paddle``) reads its
-constructor's arguments with `describe` or `describe_einmix`, keeps the frozen
-description it gets back, and calls it in its forward pass. Everything the
-families must agree on lives here once: einops' keyword spellings
-(``pattern=``, ``reduction=``), the checks that make a bad layer fail when it is
-built (with the same `tensorops.TensorOpsError` in every family), the reprs
-that reproduce the constructor call, and for `EinMix` the whole plan: the
-weight's and the bias's shapes, the einsum equation, the rearranges around it,
-``fan_in`` and einops' initialization bounds.
+This module knows no framework. A layer family (`tensorops.layers.torch`, ``.flax``,
+``.nnx``, ``.equinox``, ``.keras``, ``.paddle``) builds its layers on the mixins of
+`tensorops.layers._family`, which read a layer's constructor arguments here
+(`describe`) or in `tensorops.layers._einmix` (EinMix), keep the frozen description
+they get back, and call it in the forward pass. Everything the families must agree on
+lives here once: einops' keyword spellings (``pattern=``, ``reduction=``), the checks
+that make a bad layer fail when it is built (with the same `tensorops.TensorOpsError`
+in every family), and the reprs that reproduce the constructor call.
 
-The build-time check runs the layer on a *probe*: an array of a shape that fits
-the pattern (unknown lengths are 1). The default probe is a NumPy array of
-zero strides, which allocates nothing; a family may pass its own (torch passes
-meta tensors) so that the check also runs the framework's code path. EinMix's
-default check computes nothing: it plans the einsum on shapes alone
-(`tensorops.einsum_path`), as a large weight would make even a probe's einsum slow.
+The build-time check runs the layer on a *probe*: an array of a shape that fits the
+pattern (`fitting_shape`; unknown lengths are 1). The default probe is a NumPy array
+of zero strides, which allocates nothing; a family may pass its own (torch passes
+meta tensors) so that the check also runs the framework's code path.
 
 Examples:
-    A family module wraps the description in its framework's module class
-    (here a plain class standing in for ``nn.Module``):
+    A description reads the call as the layer's constructor takes it, and runs the
+    layer's op on an array of any family:
 
     >>> import numpy as np
-    >>> from tensorops.layers._description import describe, describe_einmix
-    >>> class Rearrange:
-    ...     def __init__(self, pattern=None, /, *extra, **lengths):
-    ...         self.spec = describe("Rearrange", (pattern, *extra), lengths)
-    ...     def __call__(self, x):
-    ...         return self.spec(x)
-    ...     def __repr__(self):
-    ...         return repr(self.spec)
-    >>> layer = Rearrange("b (h w) -> b h w", h=2)
-    >>> layer
+    >>> from tensorops.layers._description import describe
+    >>> description = describe("Rearrange", ("b (h w) -> b h w",), {"h": 2})
+    >>> description
     Rearrange('b (h w) -> b h w', h=2)
-    >>> layer(np.zeros((3, 8))).shape
+    >>> description(np.zeros((3, 8))).shape
     (3, 2, 4)
-
-    EinMix's plan gives the parameters' shapes and bounds; the family draws them
-    with its own random numbers, then calls ``plan.mix``:
-
-    >>> plan = describe_einmix("b n d -> b n e", "d e", "e", {"d": 4, "e": 3})
-    >>> plan.weight_dims, plan.bias_dims, plan.fan_in
-    ((4, 3), (1, 1, 3), 4)
-    >>> round(plan.weight_bound, 4), plan.bias_bound
-    (0.866, 0.5)
-    >>> plan.mix(np.ones((2, 5, 4)), np.ones((4, 3)), np.zeros((1, 1, 3))).shape
-    (2, 5, 3)
-    >>> plan
-    EinMix('b n d -> b n e', weight_shape='d e', bias_shape='e', d=4, e=3)
+    >>> description.arguments
+    {'pattern': 'b (h w) -> b h w'}
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 import tensorops as tops
-from tensorops._einmix import plan_einmix
-from tensorops._probes import probe_shapes
+from tensorops._grammar import Bracket, Dots, parse_concat
+from tensorops._probes import dimension_size, probe_shapes
 
 __all__ = [
-    "EinMixPlan",
     "LayerSpec",
     "Probe",
     "Reduction",
     "call_repr",
     "check_when_built",
     "describe",
-    "describe_einmix",
+    "fitting_shape",
     "layer_pattern",
     "numpy_probe",
-    "probe_shape",
     "reduction_repr",
 ]
 
@@ -139,22 +114,68 @@ def reduction_repr(reduction: object) -> str:
     return repr(reduction)
 
 
-# --- the build-time check ------------------------------------------------------------------------
+# --- shapes that fit a pattern, the build-time check ----------------------------------------
 
 
-def probe_shape(pattern: object, lengths: Mapping[str, Any]) -> tuple[int, ...]:
-    """A shape that fits the first term of `pattern`; axes of unknown length get length 1.
+def fitting_shape(
+    pattern: object,
+    lengths: Mapping[str, Any],
+    shape: Sequence[int | None] | None = None,
+    unknown: int = 1,
+) -> tuple[int, ...]:
+    """A shape that fits the first term of `pattern`: the probe's, or Keras' stand-in's.
 
-    ``...`` stands for no axes; a concatenation ``(a + b)`` is its parts' lengths added
-    (`tensorops._probes.probe_shapes`, which the linter plans calls on too). A pattern
-    that does not parse gives ``()``: the op called on the probe then reports the
-    syntax error.
+    A dimension made of axes of known lengths (`lengths`, integers in the pattern) gets
+    their product; one with an axis of unknown length gets the known part times
+    `unknown`; a concatenation ``(a + b)`` gets its parts' lengths added.
+
+    Without `shape`, there is one dimension per element of the term and ``...`` stands
+    for no axes. With `shape` (an input's, ``None`` where a dimension is unknown), its
+    known dimensions are kept and each unknown one fits its element; those under
+    ``...`` get `unknown`. Shapes made with two values of `unknown` show which output
+    dimensions depend on the unknown ones. A pattern that does not parse, or that
+    `shape` has the wrong rank for, gives `unknown` where nothing is known: the op
+    called on the shape then reports the error.
+
+    Examples:
+        >>> from tensorops.layers._description import fitting_shape
+        >>> fitting_shape("b (h 2) ... c", {"c": 3})
+        (1, 2, 3)
+        >>> fitting_shape("b (h 2) ... c", {"c": 3}, (None, None, None, None, 3), unknown=5)
+        (5, 10, 5, 5, 3)
     """
+    if shape is None:
+        probes = (
+            probe_shapes(pattern, lengths, unknown=unknown) if isinstance(pattern, str) else None
+        )
+        return probes[0] if probes else ()
+    dims: list[Any] = list(_dimension_elements(pattern))
+    dots = [i for i, element in enumerate(dims) if isinstance(element, Dots)]
+    if len(dots) == 1:  # one entry per dimension: None under '...'
+        dims[dots[0] : dots[0] + 1] = [None] * max(len(shape) - len(dims) + 1, 0)
+    if len(dims) != len(shape):
+        dims = [None] * len(shape)
+    return tuple(
+        size
+        if size is not None
+        else (unknown if element is None else dimension_size(element, lengths, unknown))
+        for size, element in zip(shape, dims, strict=True)
+    )
+
+
+def _dimension_elements(pattern: object) -> list[Any]:
+    """The elements of the first term of `pattern`, brackets opened; none if it does not parse."""
     if not isinstance(pattern, str):
-        return ()
-    given = {k: v for k, v in lengths.items() if type(v) is int and v > 0}
-    probes = probe_shapes(pattern, given)
-    return probes[0] if probes else ()
+        return []
+    try:
+        term = parse_concat(pattern).inputs[0]
+    except tops.TensorOpsError:
+        return []
+    return [
+        inner
+        for element in term.elements
+        for inner in (element.elements if isinstance(element, Bracket) else (element,))
+    ]
 
 
 def check_when_built(layer: str, run: Callable[[], object]) -> None:
@@ -179,39 +200,57 @@ class LayerSpec:
     Calling it runs the op on an array of any family.
     """
 
+    #: A pattern layer has no parameters (an EinMix plan lists its own).
+    parameters: ClassVar[tuple[()]] = ()
+
     kind: str
     pattern: str
     lengths: Mapping[str, Any]
     reduction: Reduction | None = None
     #: The name in messages and the repr: the layer's class, perhaps a user's subclass.
     name: str = ""
+    #: The op, and what it takes after the array: the pattern (Reduce: and the reduction).
+    op: Callable[..., Any] = field(init=False, repr=False, compare=False)
+    args: tuple[Any, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        reduce = self.kind == "Reduce"
+        object.__setattr__(self, "op", _OPS[self.kind])
+        object.__setattr__(
+            self, "args", (self.pattern, self.reduction) if reduce else (self.pattern,)
+        )
 
     def __call__(self, x: Any) -> Any:
         """The layer's op on `x`."""
-        if self.kind == "Reduce":
-            return tops.reduce(x, self.pattern, self.reduction, **self.lengths)
-        return _OPS[self.kind](x, self.pattern, **self.lengths)
+        return self.op(x, *self.args, **self.lengths)
 
     def check(self, probe: Probe = numpy_probe) -> None:
         """Run the op on a probe of a shape that fits the pattern; raise as the layer."""
         # A callable is not run on the probe: the plan does not depend on it.
         reduction = "sum" if callable(self.reduction) else self.reduction
         spec = LayerSpec(self.kind, self.pattern, self.lengths, reduction)
-        shape = probe_shape(self.pattern, self.lengths)
+        shape = fitting_shape(self.pattern, self.lengths)
         check_when_built(self.name or self.kind, lambda: spec(probe(shape)))
 
     def __hash__(self) -> int:
         # Hashable for the frameworks that keep a layer's static data in a jit cache key.
         return hash((self.kind, self.pattern, tuple(self.lengths.items()), self.reduction))
 
-    def args(self) -> list[str]:
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The arguments that build the layer again, by name (the lengths aside)."""
+        if self.kind == "Reduce":
+            return {"pattern": self.pattern, "reduction": self.reduction}
+        return {"pattern": self.pattern}
+
+    def written_args(self) -> list[str]:
         """The positional arguments as the call writes them."""
         if self.kind == "Reduce":
             return [repr(self.pattern), reduction_repr(self.reduction)]
         return [repr(self.pattern)]
 
     def __repr__(self) -> str:
-        return call_repr(self.name or self.kind, self.args(), self.lengths)
+        return call_repr(self.name or self.kind, self.written_args(), self.lengths)
 
 
 def describe(
@@ -235,7 +274,7 @@ def describe(
             family passes ``type(self).__name__``, so a subclass names itself.
 
     Returns:
-        The layer's description; ``spec(x)`` runs it.
+        The layer's description; ``description(x)`` runs it.
 
     Raises:
         TensorOpsError: the pattern, the reduction or the lengths are invalid
@@ -272,145 +311,3 @@ def describe(
     spec = LayerSpec(kind, pattern, lengths, reduction, layer)
     spec.check(probe)
     return spec
-
-
-# --- EinMix --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class EinMixPlan:
-    """An `EinMix` layer, planned: its parameters' shapes and bounds, and how it mixes.
-
-    Attributes:
-        pattern, weight_shape, bias_shape, lengths: the constructor's arguments.
-        weight_dims: the weight's shape, in the order of ``weight_shape``.
-        bias_dims: the bias's shape, broadcastable against the output (einops'),
-            or ``None`` for no bias.
-        fan_in: the product of the lengths of the weight axes summed over.
-        einsum_pattern: the einsum of the flat terms, one letter per axis (einops').
-        pre, pre_lengths: the rearrange that flattens the input, if one is needed.
-        post: the rearrange that composes the output, if one is needed.
-    """
-
-    pattern: str
-    weight_shape: str
-    bias_shape: str | None
-    lengths: Mapping[str, Any]
-    weight_dims: tuple[int, ...]
-    bias_dims: tuple[int, ...] | None
-    fan_in: int
-    einsum_pattern: str
-    pre: str | None = None
-    pre_lengths: Mapping[str, Any] = field(default_factory=dict)
-    post: str | None = None
-    #: The name in the repr and the build-time check's messages (a subclass's own).
-    name: str = "EinMix"
-
-    @property
-    def weight_bound(self) -> float:
-        """The bound of the weight's uniform initialization (einops'): ``sqrt(3 / fan_in)``."""
-        return math.sqrt(3.0) * self.bias_bound
-
-    @property
-    def bias_bound(self) -> float:
-        """The bound of the bias's uniform initialization (einops'): ``1 / sqrt(fan_in)``."""
-        return 1.0 / math.sqrt(self.fan_in) if self.fan_in > 0 else 0.0
-
-    def mix(self, x: Any, weight: Any, bias: Any | None) -> Any:
-        """The output: `x` mixed with `weight`, plus `bias`, composed as the pattern says."""
-        if self.pre is not None:
-            x = tops.rearrange(x, self.pre, **self.pre_lengths)
-        x = tops.einsum(self.einsum_pattern, x, weight)
-        if bias is not None:
-            x = x + bias
-        if self.post is not None:
-            x = tops.rearrange(x, self.post)
-        return x
-
-    def check(self, probe: Probe | None = None, parameter_probe: Probe | None = None) -> None:
-        """Check that an input fitting the pattern mixes; raise as the layer.
-
-        With `probe` (and `parameter_probe`, default `probe`), mix probes of the
-        planned shapes. Without, plan the einsum on shapes alone and run the
-        rearranges around it on zero-stride NumPy probes: nothing is computed.
-        """
-        shape = probe_shape(self.pattern, self.lengths)
-        if probe is not None:
-            parameter_probe = parameter_probe or probe
-            x = probe(shape)
-            weight = parameter_probe(self.weight_dims)
-            bias = None if self.bias_dims is None else parameter_probe(self.bias_dims)
-            check_when_built(self.name, lambda: self.mix(x, weight, bias))
-        else:
-            check_when_built(self.name, lambda: self._check_shapes(shape))
-
-    def _check_shapes(self, shape: tuple[int, ...]) -> None:
-        x = numpy_probe(shape)
-        if self.pre is not None:
-            x = tops.rearrange(x, self.pre, **self.pre_lengths)
-        tops.einsum_path(self.einsum_pattern, x.shape, self.weight_dims)
-        # The probe's '...' is no axes: each output letter is an axis of x or of the weight.
-        left, weight, right = self.einsum_pattern.replace("->", ",").replace("...", "").split(",")
-        sizes = dict(zip(left + weight, x.shape + self.weight_dims, strict=True))
-        if self.post is not None:
-            tops.rearrange(numpy_probe(tuple(sizes[a] for a in right)), self.post)
-
-    def __hash__(self) -> int:
-        # Hashable for the frameworks that keep a layer's static data in a jit cache key.
-        return hash((self.pattern, self.weight_shape, self.bias_shape, *self.lengths.items()))
-
-    def args(self) -> list[str]:
-        """The arguments before the lengths, as the call writes them."""
-        args = [repr(self.pattern), f"weight_shape={self.weight_shape!r}"]
-        if self.bias_shape is not None:
-            args.append(f"bias_shape={self.bias_shape!r}")
-        return args
-
-    def __repr__(self) -> str:
-        return call_repr(self.name, self.args(), self.lengths)
-
-
-def describe_einmix(
-    pattern: str | None,
-    weight_shape: str | None,
-    bias_shape: str | None,
-    lengths: Mapping[str, Any],
-    *,
-    probe: Probe | None = None,
-    parameter_probe: Probe | None = None,
-    name: str = "EinMix",
-) -> EinMixPlan:
-    """Read EinMix's constructor arguments and plan the layer (see `EinMixPlan`).
-
-    Args:
-        pattern: ``"left -> right"``, or ``None`` when given as the keyword ``pattern=``.
-        weight_shape: the weight's axis names; ``None`` is an error (the
-            argument is optional in signatures only so that ``pattern=`` can be a keyword).
-        bias_shape: the bias's axis names, or ``None`` for no bias.
-        lengths: the keyword arguments: axis lengths (and ``pattern=``). Not modified.
-        probe: makes the input the check runs on; by default the check runs on
-            shapes alone (`EinMixPlan.check`).
-        parameter_probe: makes the parameters the check runs on (default: `probe`).
-        name: the layer's name in its repr (``type(self).__name__``).
-
-    Raises:
-        TensorOpsError: the patterns do not fit together or a length is missing.
-
-    Examples:
-        >>> from tensorops.layers._description import describe_einmix
-        >>> plan = describe_einmix("b (h c) -> b h e", "h c e", None, {"h": 2, "c": 3, "e": 4})
-        >>> plan.pre, plan.einsum_pattern, plan.fan_in
-        ('b (h c) -> b h c', 'adb,dbc->adc', 3)
-    """
-    lengths = dict(lengths)
-    pattern = layer_pattern("EinMix", pattern, lengths)
-    if weight_shape is None:
-        raise tops.ArgumentError(
-            "missing the argument 'weight_shape'",
-            op="EinMix",
-            hint="EinMix('b n c -> b n d', weight_shape='c d', c=..., d=...)",
-        )
-    parts = plan_einmix(pattern, weight_shape, bias_shape, lengths)
-    plan = EinMixPlan(pattern, weight_shape, bias_shape, lengths, *parts, name=name)
-    plan.check(probe, parameter_probe)
-    return plan

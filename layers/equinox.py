@@ -28,193 +28,135 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar, NoReturn
+from typing import Any
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 
-from ._description import EinMixPlan, LayerSpec, Reduction, describe, describe_einmix
+from . import _family, _jax
 
 __all__ = ["Check", "EinMix", "LogSoftmax", "Rearrange", "Reduce", "Repeat", "Softmax"]
 
 
-class _PatternLayer(eqx.Module):
-    """A layer made of a pattern and axis lengths: the description does the work."""
+class _Layer(eqx.Module):
+    """An Equinox module: calling it runs the layer's description (`tensorops.layers._family`)."""
 
-    #: The description's name of the op (``"Rearrange"``, ``"Softmax"``, ...).
-    kind: ClassVar[str]
-    description: LayerSpec = eqx.field(static=True)
+    # The description (`Description`), a static field: it holds no arrays.
+    _description: Any = eqx.field(static=True)
 
-    def __init__(self, pattern: str | None = None, /, *extra: NoReturn, **lengths: Any) -> None:
-        self.description = describe(self.kind, (pattern, *extra), lengths, name=type(self).__name__)
-
-    @property
-    def pattern(self) -> str:
-        """The layer's pattern."""
-        return self.description.pattern
-
-    @property
-    def lengths(self) -> Mapping[str, Any]:
-        """The axis lengths the layer was built with."""
-        return self.description.lengths
+    def __init__(self) -> None:
+        # Nothing to do: the mixin reads the call (else Equinox would make an __init__).
+        pass
 
     def __call__(self, x: jax.Array, *, key: jax.Array | None = None) -> jax.Array:
         """The layer's op on `x` (`key` is not used)."""
-        return self.description(x)  # type: ignore[no-any-return]
-
-    def __repr__(self) -> str:
-        return repr(self.description)
+        return self._description(x)  # type: ignore[no-any-return]
 
 
-class Rearrange(_PatternLayer):
-    """`tensorops.rearrange` as a layer.
+class Rearrange(_family.RearrangeLayer, _Layer):
+    """`tensorops.rearrange` as an Equinox module.
 
     Examples:
-        >>> import jax.numpy as jnp
+        >>> import jax, jax.numpy as jnp
         >>> from tensorops.layers.equinox import Rearrange
-        >>> layer = Rearrange("b (h w) c -> b h w c", h=2)
-        >>> layer
-        Rearrange('b (h w) c -> b h w c', h=2)
-        >>> layer(jnp.zeros((3, 8, 5))).shape
+        >>> layer = Rearrange("(h w) c -> h w c", h=2)  # one example: vmap maps the batch
+        >>> jax.vmap(layer)(jnp.zeros((3, 8, 5))).shape
         (3, 2, 4, 5)
+        >>> jax.tree.leaves(layer)  # no arrays: the description is static
+        []
     """
 
-    kind = "Rearrange"
 
-
-class Repeat(_PatternLayer):
-    """`tensorops.repeat` as a layer.
+class Reduce(_family.ReduceLayer, _Layer):
+    """`tensorops.reduce` as an Equinox module.
 
     Examples:
-        >>> import jax.numpy as jnp
-        >>> from tensorops.layers.equinox import Repeat
-        >>> Repeat("b c -> b c r", r=3)(jnp.zeros((2, 4))).shape
-        (2, 4, 3)
+        >>> import jax, jax.numpy as jnp
+        >>> from tensorops.layers.equinox import Reduce
+        >>> pool = Reduce("(h 2) (w 2) c -> h w c", "max")
+        >>> pool
+        Reduce('(h 2) (w 2) c -> h w c', 'max')
+        >>> jax.vmap(pool)(jnp.arange(16.0).reshape(1, 4, 4, 1))[0, ..., 0]
+        Array([[ 5.,  7.],
+               [13., 15.]], dtype=float32)
     """
 
-    kind = "Repeat"
+
+class Repeat(_family.RepeatLayer, _Layer):
+    """`tensorops.repeat` as an Equinox module.
+
+    Examples:
+        >>> import equinox as eqx, jax.numpy as jnp
+        >>> from tensorops.layers.equinox import Repeat
+        >>> eqx.filter_jit(Repeat("c -> c r", r=3))(jnp.zeros(4)).shape
+        (4, 3)
+    """
 
 
-class Softmax(_PatternLayer):
-    """`tensorops.softmax` as a layer: normalize along the bracketed axes.
+class Softmax(_family.SoftmaxLayer, _Layer):
+    """`tensorops.softmax` as an Equinox module: normalize along the bracketed axes.
 
     Examples:
         >>> import jax.numpy as jnp
         >>> from tensorops.layers.equinox import Softmax
-        >>> Softmax("b h i [j]")(jnp.zeros((1, 2, 3, 4)))[0, 0, 0]
+        >>> Softmax("h i [j]")(jnp.zeros((2, 3, 4)))[0, 0]
         Array([0.25, 0.25, 0.25, 0.25], dtype=float32)
     """
 
-    kind = "Softmax"
 
-
-class LogSoftmax(_PatternLayer):
-    """`tensorops.log_softmax` as a layer.
+class LogSoftmax(_family.LogSoftmaxLayer, _Layer):
+    """`tensorops.log_softmax` as an Equinox module.
 
     Examples:
-        >>> import jax.numpy as jnp
+        >>> import jax, jax.numpy as jnp
         >>> from tensorops.layers.equinox import LogSoftmax
-        >>> jnp.exp(LogSoftmax("b [c]")(jnp.zeros((1, 4))))
+        >>> jnp.exp(jax.vmap(LogSoftmax("[c]"))(jnp.zeros((1, 4))))
         Array([[0.25, 0.25, 0.25, 0.25]], dtype=float32)
     """
 
-    kind = "LogSoftmax"
 
-
-class Check(_PatternLayer):
-    """`tensorops.check` as a layer: returns its input, once its shape is checked.
+class Check(_family.CheckLayer, _Layer):
+    """`tensorops.check` as an Equinox module: returns its input, once its shape is checked.
 
     Examples:
-        >>> import jax.numpy as jnp
+        >>> import equinox as eqx, jax.numpy as jnp
         >>> from tensorops.layers.equinox import Check
-        >>> Check("b c", c=3)(jnp.zeros((2, 3))).shape
-        (2, 3)
+        >>> model = eqx.nn.Sequential([Check("c", c=3), eqx.nn.Lambda(jnp.sum)])
+        >>> model(jnp.ones(3))
+        Array(3., dtype=float32)
     """
 
-    kind = "Check"
 
+class EinMix(_family.EinMixLayer, _Layer):
+    """A learned einsum, as an Equinox module.
 
-class Reduce(_PatternLayer):
-    """`tensorops.reduce` as a layer: any reduction of `tensorops.reduce`, or ``f(x, axes)``.
-
-    Examples:
-        >>> import jax.numpy as jnp
-        >>> from tensorops.layers.equinox import Reduce
-        >>> pool = Reduce("b (h 2) (w 2) c -> b h w c", "max")
-        >>> pool
-        Reduce('b (h 2) (w 2) c -> b h w c', 'max')
-        >>> pool(jnp.arange(16.0).reshape(1, 4, 4, 1))[..., 0]
-        Array([[[ 5.,  7.],
-                [13., 15.]]], dtype=float32)
-    """
-
-    kind = "Reduce"
-
-    def __init__(
-        self, pattern: str | None = None, reduction: Reduction | None = None, /, **lengths: Any
-    ) -> None:
-        self.description = describe(
-            "Reduce", (pattern, reduction), lengths, name=type(self).__name__
-        )
-
-    @property
-    def reduction(self) -> Reduction | None:
-        """The layer's reduction."""
-        return self.description.reduction
-
-
-class EinMix(eqx.Module):
-    """A learned einsum (see `tensorops.layers.torch.EinMix`); ``key`` draws the parameters.
+    It also takes the keyword ``key``, a JAX key split in two, the weight's and the
+    bias's, as ``eqx.nn.Linear`` splits its own.
 
     Examples:
         >>> import jax, jax.numpy as jnp
         >>> from tensorops.layers.equinox import EinMix
-        >>> mix = EinMix("b n (h c) -> b n (h e)", weight_shape="h c e", h=4, c=16, e=8,
+        >>> mix = EinMix("n (h c) -> n (h e)", weight_shape="h c e", h=4, c=16, e=8,
         ...              key=jax.random.key(0))
         >>> mix
-        EinMix('b n (h c) -> b n (h e)', weight_shape='h c e', h=4, c=16, e=8)
-        >>> mix.weight.shape, mix(jnp.zeros((2, 5, 64))).shape
-        ((4, 16, 8), (2, 5, 32))
+        EinMix('n (h c) -> n (h e)', weight_shape='h c e', h=4, c=16, e=8)
+        >>> [leaf.shape for leaf in jax.tree.leaves(mix)]  # the weight alone: no bias
+        [(4, 16, 8)]
+        >>> jax.vmap(mix)(jnp.zeros((2, 5, 64))).shape
+        (2, 5, 32)
     """
+
+    _draws_with = "key"
 
     weight: jax.Array
     bias: jax.Array | None
-    description: EinMixPlan = eqx.field(static=True)
 
-    def __init__(
-        self,
-        pattern: str | None = None,
-        /,
-        weight_shape: str | None = None,
-        bias_shape: str | None = None,
-        *,
-        key: jax.Array,
-        **lengths: Any,
-    ) -> None:
-        plan = describe_einmix(pattern, weight_shape, bias_shape, lengths, name=type(self).__name__)
-        self.description = plan
-        # The draws in einops' order, weight then bias, from two keys as eqx.nn.Linear's.
-        weight_key, bias_key = jax.random.split(key)
-        bound = plan.weight_bound
-        self.weight = jax.random.uniform(weight_key, plan.weight_dims, minval=-bound, maxval=bound)
-        self.bias = None
-        if plan.bias_dims is not None:
-            bound = plan.bias_bound
-            self.bias = jax.random.uniform(bias_key, plan.bias_dims, minval=-bound, maxval=bound)
-
-    @property
-    def fan_in(self) -> int:
-        """The number of input elements each output element mixes."""
-        return self.description.fan_in
+    def _new_parameter(
+        self, name: str, shape: tuple[int, ...], bound: float, draws: jax.Array
+    ) -> jax.Array:
+        key = jax.random.split(draws)[0 if name == "weight" else 1]
+        return _jax.uniform(key, shape, bound)
 
     def __call__(self, x: jax.Array, *, key: jax.Array | None = None) -> jax.Array:
         """Mix `x` with the weight (and add the bias); `key` is not used."""
-        # Leaves deserialised into a NumPy template and inputs may be NumPy arrays
-        # (eqx.nn.Linear takes them too): tensorops mixes arrays of one family only.
-        bias = None if self.bias is None else jnp.asarray(self.bias)
-        return self.description.mix(jnp.asarray(x), jnp.asarray(self.weight), bias)  # type: ignore[no-any-return]
-
-    def __repr__(self) -> str:
-        return repr(self.description)
+        return _jax.mix(self._description, x, self.weight, self.bias)

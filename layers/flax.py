@@ -46,7 +46,9 @@ import jax.numpy as jnp
 from flax import linen as nn
 from flax.core import FrozenDict
 
-from ._description import EinMixPlan, LayerSpec, Reduction, describe, describe_einmix
+from . import _jax
+from ._description import Reduction
+from ._family import Layer, describe_layer
 
 __all__ = ["Check", "EinMix", "LogSoftmax", "Rearrange", "Reduce", "Repeat", "Softmax"]
 
@@ -84,8 +86,8 @@ def _read_arguments(
     return named, {**sizes, **kwargs}
 
 
-class _Layer(nn.Module):
-    """What the layers share: einops' and tensorops' constructor arguments, and the repr.
+class _Layer(Layer, nn.Module):
+    """A Flax module read by the layer contract (`tensorops.layers._family`).
 
     Flax makes each subclass a dataclass whose ``__init__`` takes its fields; this
     wraps that ``__init__`` to read the arguments with the description (which also
@@ -93,16 +95,12 @@ class _Layer(nn.Module):
     fields whenever it binds it (``init``, ``apply``), and that runs the same code.
     """
 
-    #: The description's name of the op, and the fields taken positionally, in order.
-    kind: ClassVar[str]
+    #: The fields taken positionally, in order.
     positional: ClassVar[tuple[str, ...]] = ("pattern", "sizes")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.__init__ = _reading_arguments(cls, cls.__init__)  # type: ignore[method-assign]
-
-    def __repr__(self) -> str:
-        return repr(self._description)
 
 
 def _reading_arguments(cls: type[_Layer], init: Callable[..., None]) -> Callable[..., None]:
@@ -112,7 +110,10 @@ def _reading_arguments(cls: type[_Layer], init: Callable[..., None]) -> Callable
     @functools.wraps(init)
     def reading_init(self: _Layer, *args: Any, **kwargs: Any) -> None:
         named, lengths = _read_arguments(layer, cls.positional, args, kwargs)
-        description = _describe(cls.kind, layer, named, lengths)
+        given = tuple(named.get(name) for name in cls.positional[:-1])
+        description = describe_layer(cls.kind, given, lengths, name=layer)
+        # The fields Flax keeps: the arguments as read, the lengths in `sizes`.
+        named.update(description.arguments, sizes=FrozenDict(description.lengths))
         init(self, **named)
         # Not a field: set past Flax's frozen-module check, and rebuilt with the module.
         object.__setattr__(self, "_description", description)
@@ -120,52 +121,34 @@ def _reading_arguments(cls: type[_Layer], init: Callable[..., None]) -> Callable
     return reading_init
 
 
-def _describe(
-    kind: str, layer: str, named: dict[str, Any], lengths: dict[str, Any]
-) -> LayerSpec | EinMixPlan:
-    """The layer's description; `named` becomes the fields Flax keeps (lengths in ``sizes``)."""
-    description: LayerSpec | EinMixPlan
-    if kind == "EinMix":
-        description = describe_einmix(
-            named.get("pattern"),
-            named.get("weight_shape"),
-            named.get("bias_shape"),
-            lengths,
-            name=layer,
-        )
-    else:
-        args = (named.get("pattern"), named.get("reduction"))
-        description = describe(kind, args if kind == "Reduce" else args[:1], lengths, name=layer)
-        if kind == "Reduce":
-            named["reduction"] = description.reduction
-    named.update(pattern=description.pattern, sizes=FrozenDict(description.lengths))
-    return description
+class _PatternLayer(_Layer):
+    """A module made of a pattern and axis lengths: calling it runs the layer's op."""
 
-
-class Rearrange(_Layer):
-    """`tensorops.rearrange` as a layer.
-
-    Examples:
-        >>> import jax.numpy as jnp
-        >>> from tensorops.layers.flax import Rearrange
-        >>> layer = Rearrange("b (h w) c -> b h w c", h=2)
-        >>> layer
-        Rearrange('b (h w) c -> b h w c', h=2)
-        >>> layer.apply({}, jnp.zeros((3, 8, 5))).shape
-        (3, 2, 4, 5)
-    """
-
-    kind = "Rearrange"
     pattern: str
     sizes: Mapping[str, Any] = FrozenDict()
 
     def __call__(self, x: jax.Array) -> jax.Array:
-        """Rearrange `x` by the layer's pattern."""
+        """The layer's op on `x`."""
         return self._description(x)  # type: ignore[no-any-return]
 
 
-class Reduce(_Layer):
-    """`tensorops.reduce` as a layer: any reduction of `tensorops.reduce`, or ``f(x, axes)``.
+class Rearrange(_PatternLayer):
+    """`tensorops.rearrange` as a Flax linen module.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from tensorops.layers.flax import Rearrange
+        >>> Rearrange("b (h w) c -> b h w c", sizes={"h": 2})  # einops' Flax spelling
+        Rearrange('b (h w) c -> b h w c', h=2)
+        >>> Rearrange("b (h w) c -> b h w c", h=2).apply({}, jnp.zeros((3, 8, 5))).shape
+        (3, 2, 4, 5)
+    """
+
+    kind = "Rearrange"
+
+
+class Reduce(_PatternLayer):
+    """`tensorops.reduce` as a Flax linen module.
 
     Examples:
         >>> import jax.numpy as jnp
@@ -180,36 +163,25 @@ class Reduce(_Layer):
 
     kind = "Reduce"
     positional = ("pattern", "reduction", "sizes")
-    pattern: str
-    reduction: Reduction
-    sizes: Mapping[str, Any] = FrozenDict()
-
-    def __call__(self, x: jax.Array) -> jax.Array:
-        """Reduce `x` by the layer's pattern and reduction."""
-        return self._description(x)  # type: ignore[no-any-return]
+    # A default only because a field after `sizes` needs one: the reading always sets it.
+    reduction: Reduction | None = None
 
 
-class Repeat(_Layer):
-    """`tensorops.repeat` as a layer.
+class Repeat(_PatternLayer):
+    """`tensorops.repeat` as a Flax linen module.
 
     Examples:
-        >>> import jax.numpy as jnp
+        >>> import jax, jax.numpy as jnp
         >>> from tensorops.layers.flax import Repeat
-        >>> Repeat("b c -> b c r", r=3).apply({}, jnp.zeros((2, 4))).shape
+        >>> jax.jit(Repeat("b c -> b c r", r=3).apply)({}, jnp.zeros((2, 4))).shape
         (2, 4, 3)
     """
 
     kind = "Repeat"
-    pattern: str
-    sizes: Mapping[str, Any] = FrozenDict()
-
-    def __call__(self, x: jax.Array) -> jax.Array:
-        """Repeat `x` by the layer's pattern."""
-        return self._description(x)  # type: ignore[no-any-return]
 
 
-class Softmax(_Layer):
-    """`tensorops.softmax` as a layer: normalize along the bracketed axes.
+class Softmax(_PatternLayer):
+    """`tensorops.softmax` as a Flax linen module: normalize along the bracketed axes.
 
     Examples:
         >>> import jax.numpy as jnp
@@ -219,16 +191,10 @@ class Softmax(_Layer):
     """
 
     kind = "Softmax"
-    pattern: str
-    sizes: Mapping[str, Any] = FrozenDict()
-
-    def __call__(self, x: jax.Array) -> jax.Array:
-        """The softmax of `x` along the layer's bracketed axes."""
-        return self._description(x)  # type: ignore[no-any-return]
 
 
-class LogSoftmax(_Layer):
-    """`tensorops.log_softmax` as a layer.
+class LogSoftmax(_PatternLayer):
+    """`tensorops.log_softmax` as a Flax linen module.
 
     Examples:
         >>> import jax.numpy as jnp
@@ -238,16 +204,10 @@ class LogSoftmax(_Layer):
     """
 
     kind = "LogSoftmax"
-    pattern: str
-    sizes: Mapping[str, Any] = FrozenDict()
-
-    def __call__(self, x: jax.Array) -> jax.Array:
-        """The log-softmax of `x` along the layer's bracketed axes."""
-        return self._description(x)  # type: ignore[no-any-return]
 
 
-class Check(_Layer):
-    """`tensorops.check` as a layer: returns its input, once its shape is checked.
+class Check(_PatternLayer):
+    """`tensorops.check` as a Flax linen module: returns its input, once its shape is checked.
 
     Examples:
         >>> import jax.numpy as jnp
@@ -257,25 +217,13 @@ class Check(_Layer):
     """
 
     kind = "Check"
-    pattern: str
-    sizes: Mapping[str, Any] = FrozenDict()
-
-    def __call__(self, x: jax.Array) -> jax.Array:
-        """`x` itself, once its shape is checked against the layer's pattern."""
-        return self._description(x)  # type: ignore[no-any-return]
-
-
-def _uniform(bound: float) -> Callable[[jax.Array, tuple[int, ...]], jax.Array]:
-    """An initializer drawing uniformly in ``(-bound, bound)``."""
-
-    def init(key: jax.Array, shape: tuple[int, ...]) -> jax.Array:
-        return jax.random.uniform(key, shape, jnp.float32, -bound, bound)
-
-    return init
 
 
 class EinMix(_Layer):
-    """A learned einsum (see `tensorops.layers.torch.EinMix`), with parameters "weight", "bias".
+    """A learned einsum, as a Flax linen module with the parameters "weight" and "bias".
+
+    The parameters are drawn when the module is initialized (``init``), from its
+    ``"params"`` key; see the module's notes on einops' Flax EinMix.
 
     Examples:
         >>> import jax, jax.numpy as jnp
@@ -299,10 +247,9 @@ class EinMix(_Layer):
     @nn.compact  # type: ignore[untyped-decorator]  # flax is Any to mypy (pyproject.toml)
     def __call__(self, x: jax.Array) -> jax.Array:
         """Mix `x` with the weight (and add the bias)."""
-        plan: EinMixPlan = self._description
-        weight = self.param("weight", _uniform(plan.weight_bound), plan.weight_dims)
-        bias = None
-        if plan.bias_dims is not None:
-            bias = jnp.asarray(self.param("bias", _uniform(plan.bias_bound), plan.bias_dims))
-        # Restored parameters and inputs may be NumPy arrays, which nn.Dense also takes.
-        return plan.mix(jnp.asarray(x), jnp.asarray(weight), bias)  # type: ignore[no-any-return]
+        plan = self._description
+        weight, bias = (
+            None if shape is None else self.param(name, _jax.uniform, shape, bound, jnp.float32)
+            for name, shape, bound in plan.parameters
+        )
+        return _jax.mix(plan, x, weight, bias)

@@ -34,16 +34,15 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import keras
 
 import tensorops as tops
-from tensorops._grammar import Anon, Axis, Bracket, Dots, Group, parse_concat
 
 # relative: this directory is installed as tensorops.layers
-from ._description import EinMixPlan, LayerSpec, Reduction, describe, describe_einmix
+from . import _family
+from ._description import fitting_shape
 
 __all__ = ["Check", "EinMix", "LogSoftmax", "Rearrange", "Reduce", "Repeat", "Softmax"]
 
@@ -51,14 +50,6 @@ _PACKAGE = "tensorops"
 
 #: Keras raises an exception with this attribute as it is (see `_passing_through`).
 _KERAS_MARK = "_keras_call_info_injected"
-
-#: The keywords `keras.layers.Layer` takes from a layer's config; the rest are axis lengths.
-_KERAS_KEYWORDS = ("name", "dtype", "trainable")
-
-
-def _keras_keywords(lengths: dict[str, Any]) -> dict[str, Any]:
-    """Take Keras' own keywords out of `lengths`."""
-    return {key: lengths.pop(key) for key in _KERAS_KEYWORDS if key in lengths}
 
 
 def _passing_through(error: tops.TensorOpsError) -> tops.TensorOpsError:
@@ -89,72 +80,27 @@ def _raised_by_call(error: BaseException) -> BaseException:
     return error
 
 
-def _stand_in_size(element: Any, unknown: int, lengths: Mapping[str, Any]) -> int:
-    """The length of one dimension of a pattern: known lengths, `unknown` for the rest."""
-    if element is None:  # under '...'
-        return unknown
-    if isinstance(element, Group) and element.parts:  # a concatenation (a + b)
-        return sum(_composed_size(part, unknown, lengths) for part in element.parts)
-    items = element.items if isinstance(element, Group) else (element,)
-    return _composed_size(items, unknown, lengths)
-
-
-def _composed_size(items: tuple[Any, ...], unknown: int, lengths: Mapping[str, Any]) -> int:
-    size, missing = 1, False
-    for item in items:
-        if isinstance(item, Anon):
-            size *= item.length
-        elif isinstance(item, Axis) and type(lengths.get(item.name)) is int:
-            size *= lengths[item.name]
-        else:  # an axis of unknown length, or '...'
-            missing = True
-    return size * unknown if missing else size
-
-
-def stand_in_shape(
-    pattern: str, lengths: Mapping[str, Any], shape: tuple[int | None, ...], unknown: int
-) -> tuple[int, ...]:
-    """`shape` with each unknown (``None``) dimension replaced by a length that fits `pattern`.
-
-    A dimension made of axes of known lengths gets their product; one with an axis
-    of unknown length gets the known part times `unknown`; one under ``...``
-    gets `unknown`. Shapes made with two values of `unknown` show which output
-    dimensions depend on the unknown ones.
-    """
-    try:
-        term = parse_concat(pattern).inputs[0]
-    except tops.TensorOpsError:  # the op reports it on any stand-in
-        return tuple(unknown if size is None else size for size in shape)
-    # One entry per dimension: its element of the pattern, or None under '...'.
-    elements: list[Any] = [
-        inner
-        for element in term.elements
-        for inner in (element.elements if isinstance(element, Bracket) else (element,))
-    ]
-    dots = [i for i, element in enumerate(elements) if isinstance(element, Dots)]
-    if len(dots) == 1:
-        elements[dots[0] : dots[0] + 1] = [None] * max(len(shape) - len(elements) + 1, 0)
-    if len(elements) != len(shape):  # a wrong rank: the op reports it on any stand-in
-        elements = [None] * len(shape)
-    return tuple(
-        size if size is not None else _stand_in_size(element, unknown, lengths)
-        for size, element in zip(shape, elements, strict=True)
-    )
-
-
 class _Layer(keras.layers.Layer):
-    """What the layers share: the output spec for unknown dimensions, the repr, the call."""
+    """A Keras layer: its call, output spec and config, from its description.
 
-    def _pattern_and_lengths(self) -> tuple[str, Mapping[str, Any]]:
-        raise NotImplementedError
+    See `tensorops.layers._family`.
+    """
 
-    def _run(self, x: Any) -> Any:
-        raise NotImplementedError
+    _keywords: ClassVar[tuple[str, ...]] = ("name", "dtype", "trainable")
+
+    def __init__(self, **keywords: Any) -> None:
+        # A pattern layer computes in its input's dtype, as the function does; EinMix in
+        # the layer's dtype policy, as Dense does.
+        super().__init__(autocast=self.kind == "EinMix", **keywords)
 
     def call(self, x: Any) -> Any:
         """The layer's op on `x`, a tensor of the Keras backend."""
+        # The variables' backend values (cast to the compute dtype inside the call, and
+        # the traced values inside JAX's stateless calls); `convert_to_tensor` would
+        # hand back the Keras variable itself on TensorFlow.
+        values = [None if p is None else p.value for p in self._parameter_values()]
         try:
-            return self._run(x)
+            return self._description(x, *values)
         except tops.TensorOpsError as error:
             raise _passing_through(error) from None
 
@@ -164,13 +110,17 @@ class _Layer(keras.layers.Layer):
         Keras' own inference runs ``call`` on the backend's symbolic tensors, whose
         unknown dimensions are symbols (JAX) or fixed stand-ins (83 and 89 on torch)
         that a pattern may not fit (``(h 2)`` needs an even length). Here the
-        stand-ins fit the pattern, and ``call`` runs twice on them when a dimension
-        is unknown: the output dimensions that differ are the unknown ones.
+        stand-ins fit the pattern (`fitting_shape`), and ``call`` runs twice on them
+        when a dimension is unknown: the output dimensions that differ are the
+        unknown ones.
         """
-        pattern, lengths = self._pattern_and_lengths()
-        shape = tuple(x.shape)
+        description, shape = self._description, tuple(x.shape)
         outputs = [
-            self._spec_of(keras.KerasTensor(stand_in_shape(pattern, lengths, shape, n), x.dtype))
+            self._spec_of(
+                keras.KerasTensor(
+                    fitting_shape(description.pattern, description.lengths, shape, n), x.dtype
+                )
+            )
             for n in ((2, 3) if None in shape else (1,))
         ]
         first = outputs[0]
@@ -192,58 +142,33 @@ class _Layer(keras.layers.Layer):
         spec = self.compute_output_spec(keras.KerasTensor(input_shape, self.compute_dtype))
         return tuple(spec.shape)
 
-
-class _PatternLayer(_Layer):
-    """A layer made of a `LayerSpec`: a pattern, axis lengths (and Reduce's reduction)."""
-
-    _LAYER: ClassVar[str]
-
-    def __init__(self, pattern: str | None = None, /, *extra: Any, **lengths: Any) -> None:
-        keywords = _keras_keywords(lengths)
-        # The layer computes in its input's dtype, as the function does.
-        super().__init__(autocast=False, **keywords)
-        self.spec: LayerSpec = describe(
-            self._LAYER, (pattern, *extra), lengths, name=type(self).__name__
-        )
-
-    def _pattern_and_lengths(self) -> tuple[str, Mapping[str, Any]]:
-        return self.spec.pattern, self.spec.lengths
-
-    def _run(self, x: Any) -> Any:
-        return self.spec(x)
-
     def get_config(self) -> dict[str, Any]:
-        """The arguments that build the layer again (with Keras' name, dtype, trainable)."""
-        return {
-            **super().get_config(),
-            "pattern": self.spec.pattern,
-            "lengths": dict(self.spec.lengths),
-        }
+        """The arguments that build the layer again (with Keras' name, dtype, trainable).
+
+        A callable reduction is saved by its Keras name.
+        """
+        arguments = self._description.arguments
+        if callable(arguments.get("reduction")):
+            arguments["reduction"] = keras.saving.serialize_keras_object(arguments["reduction"])
+        lengths = dict(self._description.lengths)
+        return {**super().get_config(), **arguments, "lengths": lengths}
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> _PatternLayer:
-        """The layer `get_config` describes."""
+    def from_config(cls, config: dict[str, Any]) -> Any:
+        """The layer `get_config` describes (EinMix: with fresh parameters, as Keras expects)."""
         config = dict(config)
-        pattern, lengths = config.pop("pattern"), config.pop("lengths", {})
-        return cls(pattern, **lengths, **config)
-
-    def __repr__(self) -> str:
-        return repr(self.spec)
+        args, lengths = [config.pop("pattern")], config.pop("lengths", {})
+        if "reduction" in config:
+            reduction = config.pop("reduction")
+            if isinstance(reduction, dict):
+                reduction = keras.saving.deserialize_keras_object(reduction)
+            args.append(reduction)
+        return cls(*args, **lengths, **config)
 
 
 @keras.saving.register_keras_serializable(_PACKAGE)
-class Rearrange(_PatternLayer):
+class Rearrange(_family.RearrangeLayer, _Layer):
     """`tensorops.rearrange` as a Keras layer.
-
-    Args:
-        pattern: ``"left -> right"``, e.g. ``"b h w c -> b c h w"``; ``...`` stands
-            for any number of axes.
-        **lengths: lengths of axes that cannot be inferred from the input shape
-            (and Keras' ``name``, ``dtype``, ``trainable``).
-
-    Raises:
-        TensorOpsError: when built, if the pattern is malformed or the lengths do
-            not fit it; when called, if the input does not fit the pattern.
 
     Examples:
         >>> import numpy as np
@@ -255,26 +180,14 @@ class Rearrange(_PatternLayer):
         (2, 64, 48)
     """
 
-    _LAYER = "Rearrange"
-
 
 @keras.saving.register_keras_serializable(_PACKAGE)
-class Reduce(_PatternLayer):
+class Reduce(_family.ReduceLayer, _Layer):
     """`tensorops.reduce` as a Keras layer.
 
-    Args:
-        pattern: e.g. ``"b (h 2) (w 2) c -> b h w c"``; axes missing on the right
-            are reduced.
-        reduction: a name of `tensorops.reduce` (``"sum"``, ``"mean"``, ``"max"``,
-            ``"argmax"``, ``"logsumexp"``, ...), or a callable ``f(x, axes)`` on the
-            backend's tensors (``keras.ops`` functions work on every backend).
-            Positional, or the keyword ``reduction=`` as in einops.
-        **lengths: lengths of axes that cannot be inferred from the input shape
-            (and Keras' ``name``, ``dtype``, ``trainable``).
-
-    Raises:
-        TensorOpsError: when built, if the pattern, the reduction or the lengths
-            are invalid; when called, if the input does not fit the pattern.
+    A callable reduction takes the backend's tensors (``keras.ops`` functions work on
+    every backend); register it with ``keras.saving.register_keras_serializable``
+    for a model that holds the layer to load.
 
     Examples:
         >>> import numpy as np, tensorops as tops
@@ -288,41 +201,10 @@ class Reduce(_PatternLayer):
                [13., 15.]], dtype=float32)
     """
 
-    _LAYER = "Reduce"
-
-    def __init__(
-        self, pattern: str | None = None, reduction: Reduction | None = None, /, **lengths: Any
-    ) -> None:
-        super().__init__(pattern, reduction, **lengths)
-
-    def get_config(self) -> dict[str, Any]:
-        """The arguments that build the layer again; a callable reduction by its Keras name."""
-        reduction: Reduction | None = self.spec.reduction
-        serialized = (
-            keras.saving.serialize_keras_object(reduction) if callable(reduction) else reduction
-        )
-        return {**super().get_config(), "reduction": serialized}
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any]) -> Reduce:
-        """The layer `get_config` describes."""
-        config = dict(config)
-        pattern, lengths = config.pop("pattern"), config.pop("lengths", {})
-        reduction = config.pop("reduction")
-        if isinstance(reduction, dict):
-            reduction = keras.saving.deserialize_keras_object(reduction)
-        return cls(pattern, reduction, **lengths, **config)
-
 
 @keras.saving.register_keras_serializable(_PACKAGE)
-class Repeat(_PatternLayer):
+class Repeat(_family.RepeatLayer, _Layer):
     """`tensorops.repeat` as a Keras layer.
-
-    Args:
-        pattern: e.g. ``"b h w -> b h w c"``; every axis new on the right needs a
-            length, as a keyword or an integer literal.
-        **lengths: lengths of new axes and of axes that cannot be inferred (and
-            Keras' ``name``, ``dtype``, ``trainable``).
 
     Examples:
         >>> import numpy as np
@@ -331,19 +213,10 @@ class Repeat(_PatternLayer):
         (2, 4, 4, 3)
     """
 
-    _LAYER = "Repeat"
-
 
 @keras.saving.register_keras_serializable(_PACKAGE)
-class Softmax(_PatternLayer):
+class Softmax(_family.SoftmaxLayer, _Layer):
     """`tensorops.softmax` as a Keras layer: normalize along the bracketed axes.
-
-    Args:
-        pattern: the input's axes, those to normalize in brackets, e.g.
-            ``"b h i [j]"``; several are normalized jointly; ``-> ...`` rearranges
-            the result.
-        **lengths: lengths of axes that cannot be inferred (and Keras' ``name``,
-            ``dtype``, ``trainable``).
 
     Examples:
         >>> import numpy as np, tensorops as tops
@@ -352,17 +225,10 @@ class Softmax(_PatternLayer):
         array([[0.25, 0.25, 0.25, 0.25]], dtype=float32)
     """
 
-    _LAYER = "Softmax"
-
 
 @keras.saving.register_keras_serializable(_PACKAGE)
-class LogSoftmax(_PatternLayer):
+class LogSoftmax(_family.LogSoftmaxLayer, _Layer):
     """`tensorops.log_softmax` as a Keras layer.
-
-    Args:
-        pattern: the input's axes, those to normalize in brackets, e.g. ``"b [c]"``.
-        **lengths: lengths of axes that cannot be inferred (and Keras' ``name``,
-            ``dtype``, ``trainable``).
 
     Examples:
         >>> import keras, numpy as np, tensorops as tops
@@ -372,17 +238,10 @@ class LogSoftmax(_PatternLayer):
         array([[0.25, 0.25, 0.25, 0.25]], dtype=float32)
     """
 
-    _LAYER = "LogSoftmax"
-
 
 @keras.saving.register_keras_serializable(_PACKAGE)
-class Check(_PatternLayer):
+class Check(_family.CheckLayer, _Layer):
     """`tensorops.check` as a Keras layer: returns its input, once its shape is checked.
-
-    Args:
-        pattern: the input's axes, e.g. ``"b h w c"``, as in `tensorops.check`.
-        **lengths: the lengths the axes must have, e.g. ``c=3`` (and Keras'
-            ``name``, ``dtype``, ``trainable``).
 
     Examples:
         >>> import numpy as np
@@ -391,30 +250,13 @@ class Check(_PatternLayer):
         (2, 4, 4, 3)
     """
 
-    _LAYER = "Check"
-
 
 @keras.saving.register_keras_serializable(_PACKAGE)
-class EinMix(_Layer):
-    """A learned einsum: the input is mixed with a weight whose axes a pattern names.
+class EinMix(_family.EinMixLayer, _Layer):
+    """A learned einsum, as a Keras layer (a ``Dense`` layer where it mixes the last axis).
 
-    The arguments, shapes and semantics are those of `tensorops.layers.torch.EinMix`
-    (and einops'): ``EinMix("b n d_in -> b n d_out", weight_shape="d_in d_out",
-    bias_shape="d_out", d_in=48, d_out=64)`` is a ``Dense`` layer over the last
-    axis. The weight is drawn uniform in ``±sqrt(3/fan_in)``, then the bias in
-    ``±1/sqrt(fan_in)``, by Keras initializers: ``keras.utils.set_random_seed``
-    makes them reproducible. The parameters are created with the layer.
-
-    Args:
-        pattern: ``"left -> right"``: the input's axes and the output's.
-        weight_shape: the weight's axes, names separated by spaces.
-        bias_shape: the bias's axes, a subset of the output's, or ``None``.
-        **lengths: the lengths of the weight and bias axes, and of input axes that
-            cannot be inferred (and Keras' ``name``, ``dtype``, ``trainable``).
-
-    Raises:
-        TensorOpsError: when built, if the patterns do not fit together or a
-            length is missing; when called, if the input does not fit.
+    Keras initializers draw the parameters, when the layer is created:
+    ``keras.utils.set_random_seed`` makes them reproducible.
 
     Examples:
         >>> import numpy as np
@@ -426,72 +268,14 @@ class EinMix(_Layer):
         ((4, 16, 8), (2, 4, 10, 8))
     """
 
-    def __init__(
-        self,
-        pattern: str | None = None,
-        /,
-        weight_shape: str | None = None,
-        bias_shape: str | None = None,
-        **lengths: Any,
-    ) -> None:
-        keywords = _keras_keywords(lengths)
-        super().__init__(**keywords)
-        self.plan: EinMixPlan = describe_einmix(
-            pattern, weight_shape, bias_shape, lengths, name=type(self).__name__
-        )
-        self.build()
+    def _create_parameters(self, draws: None) -> None:
+        self.build()  # in the layer's name scope, and the layer is built
 
     def build(self, input_shape: Any = None) -> None:
         """Create the weight, then the bias (the order of einops' draws); once."""
-        if getattr(self, "weight", None) is not None:
-            return  # made with the layer; Keras builds again when it loads a model
-        plan = self.plan
-        self.weight = self.add_weight(
-            shape=plan.weight_dims,
-            initializer=keras.initializers.RandomUniform(-plan.weight_bound, plan.weight_bound),
-            name="weight",
-        )
-        self.bias = None
-        if plan.bias_dims is not None:
-            self.bias = self.add_weight(
-                shape=plan.bias_dims,
-                initializer=keras.initializers.RandomUniform(-plan.bias_bound, plan.bias_bound),
-                name="bias",
-            )
+        if getattr(self, "weight", None) is None:  # Keras builds again when it loads a model
+            super()._create_parameters(None)
 
-    def _pattern_and_lengths(self) -> tuple[str, Mapping[str, Any]]:
-        return self.plan.pattern, self.plan.lengths
-
-    def _run(self, x: Any) -> Any:
-        # The variables' backend values (cast to the compute dtype inside the call, and
-        # the traced values inside JAX's stateless calls); `convert_to_tensor` would
-        # hand back the Keras variable itself on TensorFlow.
-        weight = self.weight.value
-        bias = None if self.bias is None else self.bias.value
-        return self.plan.mix(x, weight, bias)
-
-    def get_config(self) -> dict[str, Any]:
-        """The arguments that build the layer again (with Keras' name, dtype, trainable)."""
-        plan = self.plan
-        return {
-            **super().get_config(),
-            "pattern": plan.pattern,
-            "weight_shape": plan.weight_shape,
-            "bias_shape": plan.bias_shape,
-            "lengths": dict(plan.lengths),
-        }
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any]) -> EinMix:
-        """The layer `get_config` describes (with fresh parameters, as Keras expects)."""
-        config = dict(config)
-        pattern, lengths = config.pop("pattern"), config.pop("lengths", {})
-        return cls(pattern, **lengths, **config)
-
-    @property
-    def einsum_pattern(self) -> str:
-        """The einsum of the flat terms, one letter per axis (einops' attribute)."""
-        return self.plan.einsum_pattern
-
-    def __repr__(self) -> str:
-        return repr(self.plan)
+    def _new_parameter(self, name: str, shape: tuple[int, ...], bound: float, draws: None) -> Any:
+        initializer = keras.initializers.RandomUniform(-bound, bound)
+        return self.add_weight(shape=shape, initializer=initializer, name=name)

@@ -26,49 +26,24 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar, NoReturn
-
 import jax
-import jax.numpy as jnp
 from flax import nnx
 
-from ._description import EinMixPlan, Reduction, describe, describe_einmix
+from . import _family, _jax
 
 __all__ = ["Check", "EinMix", "LogSoftmax", "Rearrange", "Reduce", "Repeat", "Softmax"]
 
 
-class _PatternLayer(nnx.Module):
-    """A layer made of a pattern and axis lengths: the description does the work."""
-
-    #: The description's name of the op (``"Rearrange"``, ``"Softmax"``, ...).
-    kind: ClassVar[str]
-
-    def __init__(self, pattern: str | None = None, /, *extra: NoReturn, **lengths: Any) -> None:
-        self._description = describe(
-            self.kind, (pattern, *extra), lengths, name=type(self).__name__
-        )
-
-    @property
-    def pattern(self) -> str:
-        """The layer's pattern."""
-        return self._description.pattern
-
-    @property
-    def lengths(self) -> Mapping[str, Any]:
-        """The axis lengths the layer was built with."""
-        return self._description.lengths
+class _Layer(nnx.Module):
+    """An nnx module: calling it runs the layer's description (`tensorops.layers._family`)."""
 
     def __call__(self, x: jax.Array) -> jax.Array:
         """The layer's op on `x`."""
         return self._description(x)  # type: ignore[no-any-return]
 
-    def __repr__(self) -> str:
-        return repr(self._description)
 
-
-class Rearrange(_PatternLayer):
-    """`tensorops.rearrange` as a layer.
+class Rearrange(_family.RearrangeLayer, _Layer):
+    """`tensorops.rearrange` as an nnx module.
 
     Examples:
         >>> import jax.numpy as jnp
@@ -80,63 +55,9 @@ class Rearrange(_PatternLayer):
         (3, 2, 4, 5)
     """
 
-    kind = "Rearrange"
 
-
-class Repeat(_PatternLayer):
-    """`tensorops.repeat` as a layer.
-
-    Examples:
-        >>> import jax.numpy as jnp
-        >>> from tensorops.layers.nnx import Repeat
-        >>> Repeat("b c -> b c r", r=3)(jnp.zeros((2, 4))).shape
-        (2, 4, 3)
-    """
-
-    kind = "Repeat"
-
-
-class Softmax(_PatternLayer):
-    """`tensorops.softmax` as a layer: normalize along the bracketed axes.
-
-    Examples:
-        >>> import jax.numpy as jnp
-        >>> from tensorops.layers.nnx import Softmax
-        >>> Softmax("b h i [j]")(jnp.zeros((1, 2, 3, 4)))[0, 0, 0]
-        Array([0.25, 0.25, 0.25, 0.25], dtype=float32)
-    """
-
-    kind = "Softmax"
-
-
-class LogSoftmax(_PatternLayer):
-    """`tensorops.log_softmax` as a layer.
-
-    Examples:
-        >>> import jax.numpy as jnp
-        >>> from tensorops.layers.nnx import LogSoftmax
-        >>> jnp.exp(LogSoftmax("b [c]")(jnp.zeros((1, 4))))
-        Array([[0.25, 0.25, 0.25, 0.25]], dtype=float32)
-    """
-
-    kind = "LogSoftmax"
-
-
-class Check(_PatternLayer):
-    """`tensorops.check` as a layer: returns its input, once its shape is checked.
-
-    Examples:
-        >>> import jax.numpy as jnp
-        >>> from tensorops.layers.nnx import Check
-        >>> Check("b c", c=3)(jnp.zeros((2, 3))).shape
-        (2, 3)
-    """
-
-    kind = "Check"
-
-
-class Reduce(_PatternLayer):
-    """`tensorops.reduce` as a layer: any reduction of `tensorops.reduce`, or ``f(x, axes)``.
+class Reduce(_family.ReduceLayer, _Layer):
+    """`tensorops.reduce` as an nnx module.
 
     Examples:
         >>> import jax.numpy as jnp
@@ -149,23 +70,56 @@ class Reduce(_PatternLayer):
                 [13., 15.]]], dtype=float32)
     """
 
-    kind = "Reduce"
 
-    def __init__(
-        self, pattern: str | None = None, reduction: Reduction | None = None, /, **lengths: Any
-    ) -> None:
-        self._description = describe(
-            "Reduce", (pattern, reduction), lengths, name=type(self).__name__
-        )
+class Repeat(_family.RepeatLayer, _Layer):
+    """`tensorops.repeat` as an nnx module.
 
-    @property
-    def reduction(self) -> Reduction | None:
-        """The layer's reduction."""
-        return self._description.reduction
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from tensorops.layers.nnx import Repeat
+        >>> Repeat("b c -> b c r", r=3)(jnp.zeros((2, 4))).shape
+        (2, 4, 3)
+    """
 
 
-class EinMix(nnx.Module):
-    """A learned einsum (see `tensorops.layers.torch.EinMix`); ``rngs`` draws the parameters.
+class Softmax(_family.SoftmaxLayer, _Layer):
+    """`tensorops.softmax` as an nnx module: normalize along the bracketed axes.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from tensorops.layers.nnx import Softmax
+        >>> Softmax("b h i [j]")(jnp.zeros((1, 2, 3, 4)))[0, 0, 0]
+        Array([0.25, 0.25, 0.25, 0.25], dtype=float32)
+    """
+
+
+class LogSoftmax(_family.LogSoftmaxLayer, _Layer):
+    """`tensorops.log_softmax` as an nnx module.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from tensorops.layers.nnx import LogSoftmax
+        >>> jnp.exp(LogSoftmax("b [c]")(jnp.zeros((1, 4))))
+        Array([[0.25, 0.25, 0.25, 0.25]], dtype=float32)
+    """
+
+
+class Check(_family.CheckLayer, _Layer):
+    """`tensorops.check` as an nnx module: returns its input, once its shape is checked.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from tensorops.layers.nnx import Check
+        >>> Check("b c", c=3)(jnp.zeros((2, 3))).shape
+        (2, 3)
+    """
+
+
+class EinMix(_family.EinMixLayer, _Layer):
+    """A learned einsum, as an nnx module.
+
+    It also takes the keyword ``rngs``, an ``nnx.Rngs`` whose ``params`` stream draws
+    the weight, then the bias, one key each, as ``nnx.Linear`` draws its own.
 
     Examples:
         >>> import jax.numpy as jnp
@@ -179,46 +133,18 @@ class EinMix(nnx.Module):
         ((4, 16, 8), (2, 5, 32))
     """
 
+    _draws_with = "rngs"
+
     weight: nnx.Param[jax.Array]
-    bias: nnx.Param[jax.Array] | None
+    # A data attribute even when there is no bias, as nnx.Linear's.
+    bias: nnx.Param[jax.Array] | None = nnx.data()
 
-    def __init__(
-        self,
-        pattern: str | None = None,
-        /,
-        weight_shape: str | None = None,
-        bias_shape: str | None = None,
-        *,
-        rngs: nnx.Rngs,
-        **lengths: Any,
-    ) -> None:
-        plan = describe_einmix(pattern, weight_shape, bias_shape, lengths, name=type(self).__name__)
-        self._description: EinMixPlan = plan
-        # The draws in einops' order, weight then bias, each from its own key as nnx.Linear's.
-        bound = plan.weight_bound
-        self.weight = nnx.Param(
-            jax.random.uniform(rngs.params(), plan.weight_dims, minval=-bound, maxval=bound)
-        )
-        bias = None
-        if plan.bias_dims is not None:
-            bound = plan.bias_bound
-            bias = nnx.Param(
-                jax.random.uniform(rngs.params(), plan.bias_dims, minval=-bound, maxval=bound)
-            )
-        # A data attribute even when there is no bias, as nnx.Linear's.
-        self.bias = nnx.data(bias)
-
-    @property
-    def fan_in(self) -> int:
-        """The number of input elements each output element mixes."""
-        return self._description.fan_in
+    def _new_parameter(
+        self, name: str, shape: tuple[int, ...], bound: float, draws: nnx.Rngs
+    ) -> nnx.Param[jax.Array]:
+        return nnx.Param(_jax.uniform(draws.params(), shape, bound))
 
     def __call__(self, x: jax.Array) -> jax.Array:
         """Mix `x` with the weight (and add the bias)."""
-        # Parameters set from a restored state and inputs may be NumPy arrays (nnx.Linear
-        # takes them too): tensorops mixes arrays of one family only.
-        bias = None if self.bias is None else jnp.asarray(self.bias[...])
-        return self._description.mix(jnp.asarray(x), jnp.asarray(self.weight[...]), bias)  # type: ignore[no-any-return]
-
-    def __repr__(self) -> str:
-        return repr(self._description)
+        bias = None if self.bias is None else self.bias[...]
+        return _jax.mix(self._description, x, self.weight[...], bias)

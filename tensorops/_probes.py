@@ -18,44 +18,64 @@ from typing import Any
 from tensorops._errors import TensorOpsError
 from tensorops._grammar import Anon, Axis, Bracket, Dots, Group, Term, parse_concat
 
-__all__ = ["probe_shapes"]
+__all__ = ["dimension_size", "probe_shapes"]
 
 
-def _size(items: tuple[Any, ...], lengths: Mapping[str, int]) -> int:
-    size = 1
+def _size(items: tuple[Any, ...], lengths: Mapping[str, Any], unknown: int) -> int:
+    size, missing = 1, False
     for item in items:
         if isinstance(item, Anon):
             size *= item.length
-        elif isinstance(item, Axis):
-            size *= lengths.get(item.name, 1)
-    return size
+        elif isinstance(item, Axis) and type(lengths.get(item.name)) is int:
+            size *= lengths[item.name]
+        else:  # an axis of unknown length, or '...' inside a group
+            missing = True
+    return size * unknown if missing else size
 
 
-def _term_shape(term: Term, lengths: Mapping[str, int], compact: bool) -> tuple[int, ...]:
+def dimension_size(element: Any, lengths: Mapping[str, Any], unknown: int = 1) -> int:
+    """The length a probe gives one element of a term (a dimension, not '...').
+
+    Known lengths (integers in the pattern, `lengths`) multiply; an axis of unknown
+    length counts `unknown`; a concatenation ``(a + b)`` is its parts' lengths added.
+
+    Examples:
+        >>> from tensorops._grammar import parse_pattern
+        >>> group = parse_pattern("(h 2) c").inputs[0].elements[0]
+        >>> dimension_size(group, {}), dimension_size(group, {"h": 3}, unknown=5)
+        (2, 6)
+    """
+    if isinstance(element, Group) and element.parts:
+        return sum(_size(part, lengths, unknown) for part in element.parts)
+    return _size(element.items if isinstance(element, Group) else (element,), lengths, unknown)
+
+
+def _term_shape(
+    term: Term, lengths: Mapping[str, Any], compact: bool, unknown: int
+) -> tuple[int, ...]:
     shape: list[int] = []
     for element in term.elements:
         for inner in element.elements if isinstance(element, Bracket) else (element,):
             if isinstance(inner, Dots):
                 continue
             if compact and isinstance(inner, Axis):
-                shape.extend(1 for _ in inner.name)
-            elif isinstance(inner, Group) and inner.parts:
-                shape.append(sum(_size(part, lengths) for part in inner.parts))
+                shape.extend(unknown for _ in inner.name)
             else:
-                items = inner.items if isinstance(inner, Group) else (inner,)
-                shape.append(_size(items, lengths))
+                shape.append(dimension_size(inner, lengths, unknown))
     return tuple(shape)
 
 
 def probe_shapes(
-    text: str, lengths: Mapping[str, int], compact: bool = False
+    text: str, lengths: Mapping[str, Any], compact: bool = False, unknown: int = 1
 ) -> tuple[tuple[int, ...], ...] | None:
     """One probe shape per input term of `text`; None when the text does not parse.
 
     Args:
         text: the pattern.
-        lengths: the positive lengths the call gives (others are 1).
+        lengths: the lengths the call gives (a length that is not a positive int counts as
+            unknown).
         compact: whether each letter of a name is one dimension (compact einsum).
+        unknown: the length of an axis whose length is not known.
 
     Examples:
         >>> probe_shapes("b (h w) c -> b h w c", {"h": 4})
@@ -67,4 +87,5 @@ def probe_shapes(
         pattern = parse_concat(text)
     except TensorOpsError:
         return None
-    return tuple(_term_shape(term, lengths, compact) for term in pattern.inputs)
+    given = {name: n for name, n in lengths.items() if type(n) is int and n > 0}
+    return tuple(_term_shape(term, given, compact, unknown) for term in pattern.inputs)

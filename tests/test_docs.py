@@ -206,6 +206,41 @@ def test_api_page_lists_every_public_name() -> None:
     }
 
 
+def _written_docstrings() -> dict[str, dict[str, str]]:
+    """The docstring each family's exported layer is written with, read from the source."""
+    spec = importlib.util.find_spec("tensorops.layers")
+    assert spec is not None
+    assert spec.origin is not None
+    found: dict[str, dict[str, str]] = {}
+    for source in sorted(Path(spec.origin).parent.glob("[!_]*.py")):
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+        names = [n for n in _layer_names() if n.startswith(f"layers.{source.stem}.")]
+        found[source.stem] = {
+            name: ast.get_docstring(classes[name.split(".")[-1]], clean=False) or ""
+            for name in names
+        }
+    return found
+
+
+def test_every_layer_docstring_is_made_from_the_table() -> None:
+    """As scripts/layer_docs.py makes them for the API page, and the classes at run time."""
+    from tensorops.layers._docs import LAYERS, layer_docstring
+
+    written = _written_docstrings()
+    for family, classes in written.items():
+        assert {name.split(".")[-1] for name in classes} == set(LAYERS), family
+        for name, own in classes.items():
+            text = layer_docstring(name.split(".")[-1], family, own)
+            assert "\nRaises:\n    TensorOpsError: " in text, name
+    if importlib.util.find_spec("torch") is not None:
+        from tensorops.layers import torch as layers
+
+        for name, own in written["torch"].items():
+            made = layer_docstring(name.split(".")[-1], "torch", own)
+            assert getattr(layers, name.split(".")[-1]).__doc__ == made, name
+
+
 def test_public_docstrings_have_no_sphinx_roles() -> None:
     """mkdocstrings renders Markdown: a ``:func:`x``` role would appear as raw text."""
     role = re.compile(r":(func|class|meth|attr|data|mod|exc):`")

@@ -67,7 +67,7 @@ CASES = [
 @pytest.mark.parametrize(("layer", "expected"), CASES, ids=[repr(c[0]) for c in CASES])
 def test_layers_match_numpy(layer, expected):
     x = rng("equinox layers").standard_normal((2, 3, 4, 6)).astype(np.float32)
-    want = layer.description(x) if expected is None else expected(x)
+    want = layer._description(x) if expected is None else expected(x)
     got = np.asarray(layer(jnp.asarray(x)))
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, **tolerance(np.float32, terms=x.size))
@@ -218,3 +218,10 @@ def test_repr_reproduces_the_call(text):
     assert eval(text, namespace) == layer
     mix = EinMix("b n d -> b n e", weight_shape="d e", d=4, e=3, key=key("repr"))
     assert repr(mix) == "EinMix('b n d -> b n e', weight_shape='d e', d=4, e=3)"
+
+
+def test_einmix_without_a_key_names_the_argument():
+    with pytest.raises(tops.ArgumentError) as info:
+        EinMix("b c -> b d", "c d", c=3, d=2)
+    assert isinstance(info.value, TypeError)
+    assert str(info.value).startswith("EinMix: missing the argument 'key'\n")

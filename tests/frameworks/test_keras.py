@@ -103,7 +103,7 @@ def test_pattern_layers_keep_the_input_dtype(dtype):
     for layer in (Rearrange("a b c -> c (a b)"), Repeat("a b c -> a b c r", r=2), Check("a b c")):
         out = layer(x)
         assert keras.backend.standardize_dtype(out.dtype) == dtype
-        np.testing.assert_array_equal(numpy_of(out), numpy_of(layer.spec(x)))
+        np.testing.assert_array_equal(numpy_of(out), numpy_of(layer._description(x)))
 
 
 # --- symbolic shapes: Sequential, functional models, compute_output_shape ------------------------
@@ -285,7 +285,7 @@ def test_einmix_parameters_follow_fan_in_and_keras_seeds():
     mix = EinMix("b h c -> b h e", weight_shape="h c e", bias_shape="h e", h=4, c=256, e=64)
     assert tuple(mix.weight.shape) == (4, 256, 64)
     assert tuple(mix.bias.shape) == (1, 4, 64)
-    assert mix.plan.fan_in == 256  # h is kept in the output, so fan_in is c alone
+    assert mix.fan_in == 256  # h is kept in the output, so fan_in is c alone
     # einops' bounds: sqrt(3 / fan_in) for the weight, 1 / sqrt(fan_in) for the bias
     for parameter, bound in ((mix.weight, math.sqrt(3 / 256)), (mix.bias, 1 / math.sqrt(256))):
         values = numpy_of(parameter.value)

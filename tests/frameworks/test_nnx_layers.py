@@ -223,3 +223,10 @@ def test_repr_reproduces_the_call(text):
     assert repr(eval(text, namespace)) == text
     mix = EinMix("b n d -> b n e", weight_shape="d e", d=4, e=3, rngs=rngs("repr"))
     assert repr(mix) == "EinMix('b n d -> b n e', weight_shape='d e', d=4, e=3)"
+
+
+def test_einmix_without_rngs_names_the_argument():
+    with pytest.raises(tops.ArgumentError) as info:
+        EinMix("b c -> b d", "c d", c=3, d=2)
+    assert isinstance(info.value, TypeError)
+    assert str(info.value).startswith("EinMix: missing the argument 'rngs'\n")

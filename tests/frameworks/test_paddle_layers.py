@@ -239,7 +239,7 @@ def test_einmix_starts_from_einops_parameters(pattern, weight_shape, bias_shape,
 def test_einmix_bounds_follow_fan_in():
     paddle.seed(derived("paddle bounds"))
     mix = EinMix("b h c -> b h e", weight_shape="h c e", bias_shape="h e", h=4, c=256, e=64)
-    assert mix.plan.fan_in == 256
+    assert mix.fan_in == 256
     for parameter, bound in ((mix.weight, math.sqrt(3 / 256)), (mix.bias, 1 / math.sqrt(256))):
         values = parameter.numpy()
         assert np.abs(values).max() <= bound
