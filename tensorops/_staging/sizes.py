@@ -243,7 +243,9 @@ def same_length(first: Any, second: Any) -> bool | None:
         (True, None, False)
     """
     if type(first) is not RunTimeSize and type(second) is not RunTimeSize:
-        return bool(first == second)
+        # a branch, not bool(): Dynamo keeps bool() of a symbolic length's comparison
+        # symbolic, and `same is False` of it would never hold (a branch guards on it)
+        return True if first == second else False  # noqa: SIM210
     difference = _plus(_polynomial(first), _polynomial(second), -1)
     if not difference:
         return True
