@@ -209,6 +209,21 @@ class Backend(Protocol):
     def floating(self, x: Any) -> Any:
         """``x`` if it is floating, else converted to the dtype the family's ``exp`` gives it."""
 
+    def widened(self, x: Any) -> Any:
+        """``x``, or ``x`` in float32 where it is a 16-bit float (float16, bfloat16).
+
+        Log-space sums are computed in float32 at least: float16's exponents span 25 nats.
+        """
+
+    def known(self, x: Any) -> Any:
+        """The values of the (small) array ``x`` as a NumPy array, or None if they are not known.
+
+        None while a graph is staged (``jax.jit``, ``tf.function``, ``torch.compile``, a
+        PyTensor variable, a static paddle program) and for the families that compute only
+        when asked (Dask, tinygrad): a step that would branch on values then takes the
+        branch that is right for all of them.
+        """
+
     def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
         """``(exp(x - m), m)`` with ``m`` the maximum of ``x`` over `axis`, kept as size 1.
 

@@ -926,10 +926,3 @@ def test_empty_axes_without_a_zero() -> None:
     assert error.reason == "axis 'j' has length 0: a max over it has no max among integers"
     error = _error("ij->i", np.ones((3, 0)), semiring="min", argmax=True)
     assert error.reason == "axis 'j' has length 0: a min over it has no position"
-
-
-def test_einsum_expression_contracts_sums_only() -> None:
-    with pytest.raises(tops.TensorOpsError) as info:
-        tops.einsum_expression("ij,jk->ik", (2, 3), (3, 4), semiring="max")
-    assert info.value.reason == ("semiring='max': einsum_expression contracts sums of products")
-    assert "plans once per set of shapes too" in str(info.value.hint)

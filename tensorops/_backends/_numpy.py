@@ -247,8 +247,18 @@ class NumpyBackend:
         # the dtype np.exp gives: float16 for (u)int8 and bool, float32 for int16, ...
         return x.astype(np.result_type(x.dtype, np.float16))
 
+    def widened(self, x: Any) -> Any:
+        return x.astype(np.float32) if x.dtype == np.float16 else x
+
+    def known(self, x: Any) -> Any:
+        return x
+
     def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
         top = np.maximum.reduce(x, axis, keepdims=True)
+        if math.isfinite(np.add.reduce(top, None)):  # one check: x - top <= 0, exp is quiet
+            shifted = np.subtract(x, top)
+            np.exp(shifted, out=shifted)
+            return shifted, top
         top[~np.isfinite(top)] = 0
         shifted = np.subtract(x, top)
         with _quiet():

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from tensorops._backends._numpy import reduced_last
-from tensorops._compile import STAND_INS
+from tensorops._compile import STAND_INS, is_compiling
 from tensorops._errors import FRAMEWORK_ERRORS, BackendError, ShapeError
 from tensorops._types import Executor, IndexSpec
 
@@ -196,6 +196,21 @@ class TorchBackend:
         if x.is_floating_point() or x.is_complex():
             return x
         return x.to(torch.get_default_dtype())  # what torch.exp gives an integer tensor
+
+    def widened(self, x: Any) -> Any:
+        return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+    def known(self, x: Any) -> Any:
+        # a graph being made (Dynamo, its fake tensors, torch.jit.trace, torch.func's
+        # wrappers) has no values to read
+        if type(x) is not torch.Tensor or x.is_meta or is_compiling():
+            return None
+        if torch._C._get_tracing_state() is not None:
+            return None
+        try:
+            return tensor_to_numpy(x.detach())
+        except RuntimeError:  # a tensor of a torch.func transform (vmap, grad)
+            return None
 
     def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
         # detached: the result does not depend on the shift, so no gradient need flow there

@@ -42,6 +42,7 @@ __all__ = [
     "pair_equations",
     "prepare_operand",
     "promote",
+    "promote_slots",
     "run_pairs",
     "run_program",
 ]
@@ -430,3 +431,13 @@ def promote(backend: Backend, operands: Sequence[Any]) -> list[Any]:
     """Cast the operands to their common dtype by the framework's own rules."""
     dtype = backend.result_type(operands)
     return [x if x.dtype == dtype else backend.astype(x, dtype) for x in operands]
+
+
+def promote_slots(backend: Backend, slots: list[Any], positions: Sequence[int]) -> bool:
+    """Cast the arrays at `positions` to their common dtype where they differ; whether any was."""
+    dtypes = {slots[i].dtype for i in positions}
+    if len(dtypes) < 2:
+        return False
+    for i, x in zip(positions, promote(backend, [slots[i] for i in positions]), strict=True):
+        slots[i] = x
+    return True

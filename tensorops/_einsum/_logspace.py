@@ -1,23 +1,16 @@
 """The ``"logsumexp"`` semiring's steps: log-space contraction through matrix products.
 
-A pairwise step that sums axes, ``log sum_k exp(a[r, k] + b[k, c])``, is computed as
-
-    log( exp(a - ma) @ exp(b - mb) ) + ma + mb
-
-with ``ma`` the maximum of ``a`` over ``k`` per row and ``mb`` that of ``b`` per
-column: the same permute / reshape / ``matmul`` as a sum of products, so BLAS does
-the work, and no ``exp`` overflows. A shift that is not finite (a row all ``-inf``,
-a zero probability everywhere) is taken as 0, which gives ``-inf`` again rather than
-``nan``. Terms far below their row's and column's maxima (by more than the
-exponent range, about 700 in float64 and 85 in float32) underflow to 0 where the two
-maxima do not fall on the same ``k``: the precision of any exp / matmul / log.
+A pairwise step that sums axes, ``log sum_k exp(a[r, k] + b[k, c])``, is a log-space
+matrix product (`tensorops._einsum._logmatmul.log_matmul`): the same permute / reshape /
+``matmul`` as a sum of products on the shifted exps, so BLAS does the work, exact at any
+magnitude (the positions where the shifted product underflows are recomputed exactly).
 
 An axis summed by one operand alone, and a batched inner product, is the family's
 stable ``logsumexp`` reduction; a step with nothing summed is an addition.
 
 The shifted exps of an operand passed several times as the same object (an HMM's
-transition matrix at every step of a chain) are made once per call and reused where
-the steps lay it out alike (`Exps`).
+transition matrix at every step of a chain), or a constant of an expression, are made
+once and reused where the steps lay it out alike (`Exps`).
 """
 
 from __future__ import annotations
@@ -26,12 +19,13 @@ from collections.abc import Hashable
 from typing import Any
 
 from tensorops._einsum._execute import Pair, arrange_output
+from tensorops._einsum._logmatmul import Side, log_matmul
 from tensorops._types import Backend
 
-__all__ = ["Exps", "logsumexp_pair", "logsumexp_reduce"]
+__all__ = ["Exps", "logsumexp_pair", "logsumexp_reduce", "side"]
 
-#: The cache of one call: (operand's key, its sums, permutation, shape, axis) -> exps, shift.
-Exps = dict[Hashable, tuple[Any, Any]]
+#: The sides of products made once: (operand's key, its sums, permutation, shape, axis) -> side.
+Exps = dict[Hashable, Side]
 
 
 def logsumexp_reduce(backend: Backend, x: Any, axes: tuple[int, ...]) -> Any:
@@ -46,17 +40,19 @@ def logsumexp_pair(
     pair: Pair,
     keys: tuple[Hashable, Hashable],
     exps: Exps,
+    cap: int,
 ) -> Any:
     """One pairwise step in log space; `keys` name operands whose exps may be reused.
 
-    A key is None for an operand that is not passed again in this call.
+    A key is None for an operand that is not passed again in this call. The exact
+    blocks of a product hold at most `cap` elements.
     """
     if pair.mode == "matmul":
-        left = (pair.sum_left, pair.perm_left, pair.shape_left)
-        right = (pair.sum_right, pair.perm_right, pair.shape_right)
-        ea, ma = _shifted(backend, a, left, -1, keys[0], exps)
-        eb, mb = _shifted(backend, b, right, -2, keys[1], exps)
-        x = backend.log(backend.matmul(ea, eb)) + ma + mb
+        left = side(backend, a, pair.sum_left, pair.perm_left, pair.shape_left, -1, keys[0], exps)
+        right = side(
+            backend, b, pair.sum_right, pair.perm_right, pair.shape_right, -2, keys[1], exps
+        )
+        x = log_matmul(backend, left, right, cap)
     else:
         if pair.sum_left:
             a = logsumexp_reduce(backend, a, pair.sum_left)
@@ -72,25 +68,33 @@ def logsumexp_pair(
     return x
 
 
-def _shifted(
+def side(
     backend: Backend,
     x: Any,
-    layout: tuple[tuple[int, ...], tuple[int, ...] | None, tuple[int, ...] | None],
+    sums: tuple[int, ...],
+    perm: tuple[int, ...] | None,
+    shape: tuple[int, ...] | None,
     axis: int,
-    key: Hashable,
-    exps: Exps,
-) -> tuple[Any, Any]:
-    """One side of a matmul step: its own sums, its (permutation, shape), its shifted exp."""
-    sums, perm, shape = layout
-    if key is not None:
-        key = (key, layout, axis)
+    key: Hashable = None,
+    exps: Exps | None = None,
+) -> Side:
+    """One side of a product: its own sums, permutation and shape, its shifted exp.
+
+    Kept in `exps` under `key` (with the layout and `axis`) unless `key` is None.
+    """
+    if key is not None and exps is not None:
+        key = (key, sums, perm, shape, axis)
         found = exps.get(key)
         if found is not None:
             return found
     if sums:
         x = logsumexp_reduce(backend, x, sums)
-    x = arrange_output(backend, x, perm, shape)
-    made = backend.shifted_exp(x, axis)
-    if key is not None:
+    if perm is not None:
+        x = backend.permute(x, perm)
+    if shape is not None:
+        x = backend.reshape(x, shape)
+    exp, shift = backend.shifted_exp(x, axis)
+    made = Side(x, exp, shift)
+    if key is not None and exps is not None:
         exps[key] = made
     return made

@@ -15,13 +15,13 @@ over integer weights are exact). Booleans and complex numbers are refused.
 from __future__ import annotations
 
 import functools
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from tensorops._axes import product
 from tensorops._einsum._arguments import Extras
 from tensorops._einsum._backtrack import decode
-from tensorops._einsum._execute import Program, arrange_output, diagonal_view
+from tensorops._einsum._execute import Pair, Program, arrange_output, diagonal_view
 from tensorops._einsum._logspace import Exps, logsumexp_pair, logsumexp_reduce
 from tensorops._einsum._program import BuiltProgram, EinsumPlan, cast_operands, einsum_program
 from tensorops._einsum._program import finish as finish_result
@@ -31,15 +31,25 @@ from tensorops._einsum._tropical import Pointers, Tropical
 from tensorops._errors import ArgumentError
 from tensorops._types import Backend, Executor
 
-__all__ = ["semiring_executor"]
+__all__ = [
+    "SemiringProgram",
+    "checked",
+    "finished",
+    "prepare_slots",
+    "run_semiring",
+    "run_steps",
+    "semiring_executor",
+    "semiring_program",
+]
 
 
-class _Contraction(NamedTuple):
-    """What a run needs besides the operands (made once per plan and adapter)."""
+class SemiringProgram(NamedTuple):
+    """What a run needs besides the operands (made once per plan)."""
 
     built: BuiltProgram
     semiring: str
     tropical: Tropical | None
+    cap: int  # the most elements of a block: the memory limit, else BLOCK_CAP
     sizes: dict[str, int]
     output: tuple[str, ...]  # elementary output axes
     shape: tuple[int, ...]  # the output's shape (compositions merged)
@@ -49,27 +59,31 @@ class _Contraction(NamedTuple):
 
 def semiring_executor(plan: EinsumPlan, backend: Backend, memory_limit: int | None) -> Executor:
     """The executor ``run(operands, extras)`` of `plan` over its semiring on `backend`."""
+    return functools.partial(run_semiring, semiring_program(plan, memory_limit), backend)
+
+
+def semiring_program(plan: EinsumPlan, memory_limit: int | None) -> SemiringProgram:
+    """What runs `plan` over its semiring, whatever the family."""
     bound = plan.bound
     sizes = bound.sizes
     dims = bound.output_dims or tuple((axis,) for axis in bound.output)
     shape = tuple(product(sizes[axis] for axis in dim) for dim in dims)
-    tropical = None
-    if plan.semiring in ("max", "min"):
-        tropical = Tropical(plan.semiring, memory_limit or BLOCK_CAP)
+    cap = memory_limit or BLOCK_CAP
+    tropical = Tropical(plan.semiring, cap) if plan.semiring in ("max", "min") else None
     empty = any(size == 0 for size in sizes.values())
     built = einsum_program(plan)
-    run = _Contraction(
-        built, plan.semiring, tropical, sizes, bound.output, shape, empty, plan.sliced_axes
+    return SemiringProgram(
+        built, plan.semiring, tropical, cap, sizes, bound.output, shape, empty, plan.sliced_axes
     )
-    return functools.partial(_run, run, backend)
 
 
-def _run(
-    run: _Contraction, backend: Backend, operands: Sequence[Any], extras: Extras | None
+def run_semiring(
+    run: SemiringProgram, backend: Backend, operands: Sequence[Any], extras: Extras | None
 ) -> Any:
+    """Contract `operands` over the semiring of `run`: the values (and indices with argmax)."""
     argmax = extras is not None and extras.argmax
     keys = _repeated(operands, run)
-    operands = _checked(backend, operands, run.semiring, extras)
+    operands, narrow = checked(backend, operands, run.semiring, extras)
     built = run.built
     if run.empty:
         values, indices = _empty(backend, operands, run, argmax)
@@ -83,13 +97,21 @@ def _run(
         if pointers is not None:
             found = decode(backend, built.program, pointers, run.sizes, run.output, values)
             indices = _shaped(backend, found, run, run.output, built.program.shape)
-    if extras is not None:
-        values = finish_result(backend, values, operands, extras)
+    values = finished(backend, values, narrow, operands, extras)
     return (values, indices) if argmax else values
 
 
-def _repeated(operands: Sequence[Any], run: _Contraction) -> tuple[Hashable, ...] | None:
-    """Per operand a key if the same object is passed again (its exps are reused), else None."""
+def finished(
+    backend: Backend, values: Any, narrow: Any, operands: Sequence[Any], extras: Extras | None
+) -> Any:
+    """The result in the operands' dtype (`narrow`: computed wider), as NumPy's keywords say."""
+    if narrow is not None:
+        values = backend.astype(values, narrow)
+    return values if extras is None else finish_result(backend, values, operands, extras)
+
+
+def _repeated(operands: Sequence[Any], run: SemiringProgram) -> dict[int, Hashable] | None:
+    """Per operand passed again as the same object, a key under which its exps are reused."""
     if run.semiring != "logsumexp" or len({id(x) for x in operands}) == len(operands):
         return None
     counts: dict[int, int] = {}
@@ -102,16 +124,41 @@ def _repeated(operands: Sequence[Any], run: _Contraction) -> tuple[Hashable, ...
         program = built.program
     else:  # a slice indexes an operand where its axes are sliced: the same object, other data
         program, positions = built.slicing.program, built.slicing.positions
-    return tuple(
-        (id(x), program.prepare[i], positions[i]) if counts[id(x)] > 1 else None
+    return {
+        i: (id(x), program.prepare[i], positions[i])
         for i, x in enumerate(operands)
-    )
+        if counts[id(x)] > 1
+    }
+
+
+def checked(
+    backend: Backend, operands: Sequence[Any], semiring: str, extras: Extras | None
+) -> tuple[list[Any], Any]:
+    """The operands cast as ``dtype=`` says, checked to be real; log-values in floating point.
+
+    Log-values of 16 bits are computed in float32: the dtype of the result is returned
+    too where it is narrower than the operands computed with (else None).
+    """
+    dtype = operands[0].dtype if operands and extras is None else None
+    if dtype is not None and all(x.dtype == dtype for x in operands):
+        try:
+            if (backend, semiring, dtype) in _TAKEN_AS_THEY_ARE:
+                return list(operands), None
+        except TypeError:  # a dtype that cannot be hashed
+            dtype = None
+    operands, narrow = _checked(backend, operands, semiring, extras)
+    if dtype is not None and narrow is None and operands[0].dtype == dtype:
+        _TAKEN_AS_THEY_ARE.add((backend, semiring, dtype))
+    return operands, narrow
+
+
+#: (adapter, semiring, dtype) of operands that `checked` found needed nothing.
+_TAKEN_AS_THEY_ARE: set[tuple[Backend, str, Any]] = set()
 
 
 def _checked(
     backend: Backend, operands: Sequence[Any], semiring: str, extras: Extras | None
-) -> list[Any]:
-    """The operands cast as ``dtype=`` says, checked to be real; log-values in floating point."""
+) -> tuple[list[Any], Any]:
     operands = list(cast_operands(backend, operands, extras))
     dtype = None if extras is None else extras.dtype
     for number, x in enumerate(operands):
@@ -128,51 +175,80 @@ def _checked(
                 f"dtype={x.dtype} cannot hold the log-values of semiring 'logsumexp'",
                 hint="give a floating dtype, or none: integers are converted as exp converts them",
             )
-    if semiring == "logsumexp":
-        operands = [backend.floating(x) for x in operands]
-    return operands
+    if semiring != "logsumexp":
+        return operands, None
+    operands = [backend.floating(x) for x in operands]
+    wide = [backend.widened(x) for x in operands]
+    if all(w is x for w, x in zip(wide, operands, strict=True)):
+        return operands, None
+    return wide, backend.result_type(operands) if len(operands) > 1 else operands[0].dtype
 
 
 def _contract(
     backend: Backend,
     operands: Sequence[Any],
     program: Program,
-    run: _Contraction,
-    keys: tuple[Hashable, ...] | None,
+    run: SemiringProgram,
+    keys: dict[int, Hashable] | None,
     pointers: Pointers | None,
 ) -> Any:
     """Run `program` over the semiring; back-pointers go to `pointers` when given."""
     slots = list(operands)
-    count = len(slots)
-    for i, step in enumerate(program.prepare):
+    prepare_slots(backend, slots, range(len(slots)), program, run, pointers)
+    slots.extend([None] * len(program.pairs))
+    run_steps(backend, slots, program.pairs, run, keys, {}, pointers)
+    x = slots[program.final]
+    del slots
+    return arrange_output(backend, x, program.perm, program.shape)
+
+
+def prepare_slots(
+    backend: Backend,
+    slots: list[Any],
+    positions: Iterable[int],
+    program: Program,
+    run: SemiringProgram,
+    pointers: Pointers | None = None,
+) -> None:
+    """The operands at `positions` reshaped, their diagonals taken and own axes reduced."""
+    for i in positions:
+        step = program.prepare[i]
         if step is not None:
             x = diagonal_view(backend, slots[i], step)
             if step.summed:
                 x = _reduce(backend, x, step.summed, run, pointers, i)
             slots[i] = x
-    slots.extend([None] * len(program.pairs))
-    exps: Exps = {}
-    for pair in program.pairs:
+
+
+def run_steps(
+    backend: Backend,
+    slots: list[Any],
+    pairs: Sequence[Pair],
+    run: SemiringProgram,
+    keys: dict[int, Hashable] | None,
+    exps: Exps,
+    pointers: Pointers | None = None,
+) -> None:
+    """Run pairwise steps on `slots` in place; `keys` name slots whose exps `exps` keeps."""
+    for pair in pairs:
         a, b = slots[pair.left], slots[pair.right]
         slots[pair.left] = slots[pair.right] = None
-        if run.tropical is None:
-            key_a = keys[pair.left] if keys and pair.left < count else None
-            key_b = keys[pair.right] if keys and pair.right < count else None
-            x = logsumexp_pair(backend, a, b, pair, (key_a, key_b), exps)
-        else:
+        if run.tropical is not None:
             x = run.tropical.pair(backend, a, b, pair, pointers)
+        elif keys:
+            both = (keys.get(pair.left), keys.get(pair.right))
+            x = logsumexp_pair(backend, a, b, pair, both, exps, run.cap)
+        else:
+            x = logsumexp_pair(backend, a, b, pair, (None, None), exps, run.cap)
         slots[pair.out] = x
         del a, b
-    x = slots[program.final]
-    del slots, exps
-    return arrange_output(backend, x, program.perm, program.shape)
 
 
 def _reduce(
     backend: Backend,
     x: Any,
     axes: tuple[int, ...],
-    run: _Contraction,
+    run: SemiringProgram,
     pointers: Pointers | None,
     slot: int,
 ) -> Any:
@@ -188,7 +264,7 @@ def _reduce(
 def _shaped(
     backend: Backend,
     indices: dict[str, Any],
-    run: _Contraction,
+    run: SemiringProgram,
     output: tuple[str, ...],
     shape: tuple[int, ...] | None,
 ) -> dict[str, Any]:
@@ -205,9 +281,9 @@ def _shaped(
 def _sliced(
     backend: Backend,
     operands: Sequence[Any],
-    run: _Contraction,
+    run: SemiringProgram,
     slicing: Slicing,
-    keys: tuple[Hashable, ...] | None,
+    keys: dict[int, Hashable] | None,
     argmax: bool,
 ) -> tuple[Any, dict[str, Any] | None]:
     """Slice by slice; the slices' results combined by the semiring's addition."""
@@ -239,7 +315,7 @@ def _sliced(
 
 
 def _merged(
-    backend: Backend, run: _Contraction, old: tuple[Any, Any] | None, new: tuple[Any, Any]
+    backend: Backend, run: SemiringProgram, old: tuple[Any, Any] | None, new: tuple[Any, Any]
 ) -> tuple[Any, Any]:
     """Two slices' (values, indices) added by the semiring: the better one's indices kept."""
     if old is None:
@@ -254,7 +330,7 @@ def _merged(
 
 
 def _empty(
-    backend: Backend, operands: Sequence[Any], run: _Contraction, argmax: bool
+    backend: Backend, operands: Sequence[Any], run: SemiringProgram, argmax: bool
 ) -> tuple[Any, dict[str, Any] | None]:
     """The result where some axis has length 0: empty, or the semiring's zero everywhere."""
     contracted = [axis for axis, size in run.sizes.items() if size == 0 and axis not in run.output]

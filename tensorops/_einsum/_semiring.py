@@ -32,6 +32,7 @@ __all__ = [
     "ZEROS",
     "check_argmax",
     "check_semiring",
+    "pieces",
     "write_weight",
 ]
 
@@ -53,6 +54,18 @@ measures it). The exps of the operands themselves are paid whatever the path.
 #: The most elements a max / min step's broadcast block holds when no memory limit is
 #: given: the block (of one step's pair, broadcast over their union) is made in pieces.
 BLOCK_CAP = 1 << 22
+
+
+def pieces(size: int, step: int) -> list[slice]:
+    """Consecutive slices of at most `step` covering ``range(size)``: the blocks of a step.
+
+    Every stop lies within the axis: the array API leaves stops past its end undefined.
+
+    Examples:
+        >>> pieces(5, 2)
+        [slice(0, 2, None), slice(2, 4, None), slice(4, 5, None)]
+    """
+    return [slice(start, min(start + step, size)) for start in range(0, size, step)]
 
 
 def write_weight(semiring: str) -> int:

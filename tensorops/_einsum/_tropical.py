@@ -20,6 +20,7 @@ from typing import Any
 
 from tensorops._axes import product
 from tensorops._einsum._execute import Pair, arrange_output
+from tensorops._einsum._semiring import pieces
 from tensorops._types import Backend
 
 __all__ = ["Pointers", "Tropical"]
@@ -114,13 +115,13 @@ class Tropical:
         r = min(rows, max(1, cap // (k * c)))
         m = min(n, max(1, cap // (k * c * r)))
         outer: list[tuple[Any, Any]] = []
-        for batch in _pieces(n, m):
+        for batch in pieces(n, m):
             middle: list[tuple[Any, Any]] = []
-            for rows_piece in _pieces(rows, r):
+            for rows_piece in pieces(rows, r):
                 left = a[batch, rows_piece, :]
                 parts = [
                     self._over_inner(backend, left, b[batch, :, columns_piece], found, k)
-                    for columns_piece in _pieces(columns, c)
+                    for columns_piece in pieces(columns, c)
                 ]
                 middle.append(_joined(backend, parts, 2))
             outer.append(_joined(backend, middle, 1))
@@ -132,7 +133,7 @@ class Tropical:
         if k >= inner:
             return self._block(backend, a, b, found)
         best = where = None
-        for piece in _pieces(inner, k):
+        for piece in pieces(inner, k):
             values, at = self._block(backend, a[:, :, piece], b[:, piece, :], found)
             if best is None:
                 best, where = values, at
@@ -151,14 +152,6 @@ class Tropical:
         left = backend.reshape(a, (n, rows, inner, 1))
         block = left + backend.reshape(b, (n, 1, inner, backend.sizes(b)[2]))
         return self.reduce(backend, block, (2,), found)
-
-
-def _pieces(size: int, step: int) -> list[slice]:
-    """Consecutive slices of at most `step` covering ``range(size)``.
-
-    Every stop lies within the axis: the array API leaves stops past its end undefined.
-    """
-    return [slice(start, min(start + step, size)) for start in range(0, size, step)]
 
 
 def _joined(backend: Backend, parts: list[tuple[Any, Any]], axis: int) -> tuple[Any, Any]:
