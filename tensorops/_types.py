@@ -218,6 +218,8 @@ class Backend(Protocol):
     def known(self, x: Any) -> Any:
         """The values of the (small) array ``x`` as a NumPy array, or None if they are not known.
 
+        A 0-d array may come back as a Python number.
+
         None while a graph is staged (``jax.jit``, ``tf.function``, ``torch.compile``, a
         PyTensor variable, a static paddle program) and for the families that compute only
         when asked (Dask, tinygrad): a step that would branch on values then takes the
@@ -233,7 +235,7 @@ class Backend(Protocol):
         """
 
     def log(self, x: Any) -> Any:
-        """The natural logarithm; ``log(0)`` is ``-inf``, without a warning."""
+        """The natural logarithm of positive numbers (the kernels never pass a 0)."""
 
     def logaddexp(self, a: Any, b: Any) -> Any:
         """``log(exp(a) + exp(b))``, computed stably, with broadcasting."""

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import tensorops as tops
 from tensorops._einsum import _logmatmul
+from tensorops._einsum._semiring import BLOCK_CAP
 from tests._seed import rng
 
 #: The bound: this many ulps of max(1, |true|) per summed term.
@@ -328,7 +329,7 @@ def test_exact_blocks_never_exceed_the_memory_limit(
     want, _ = reference("bij,bjk->bik", arrays)
     check_values(got, want, 9, float(np.finfo(np.float64).eps))
     assert blocks
-    assert max(blocks) <= (limit or _logmatmul.DENSE_TILE)
+    assert max(blocks) <= (limit or BLOCK_CAP)
 
 
 def test_the_spread_kept_is_what_the_bound_allows() -> None:

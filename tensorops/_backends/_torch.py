@@ -208,14 +208,15 @@ class TorchBackend:
         if torch._C._get_tracing_state() is not None:
             return None
         try:
-            return tensor_to_numpy(x.detach())
+            return x.item() if x.dim() == 0 else tensor_to_numpy(x.detach())
         except RuntimeError:  # a tensor of a torch.func transform (vmap, grad)
             return None
 
     def shifted_exp(self, x: Any, axis: int) -> tuple[Any, Any]:
         # detached: the result does not depend on the shift, so no gradient need flow there
-        top = torch.amax(x.detach(), axis, keepdim=True).nan_to_num_(0.0, 0.0, 0.0)
-        return torch.exp(x - top), top
+        top = torch.amax(x.detach() if x.requires_grad else x, axis, keepdim=True)
+        top.nan_to_num_(0.0, 0.0, 0.0)
+        return (x - top).exp_(), top  # in place: the difference is a temporary of its own
 
     def log(self, x: Any) -> Any:
         return torch.log(x)

@@ -264,7 +264,14 @@ def _semiring_settings(options: dict[str, Any]) -> Settings:
     if len(options) != 1 or type(semiring) is not str or semiring not in SEMIRINGS:
         raise TypeError
     current = config.current()
-    return Settings(*current[:4], semiring)
+    last = _LAST_SETTINGS.get(semiring)
+    if last is None or last[0] is not current:  # made once per semiring and settings
+        last = _LAST_SETTINGS[semiring] = (current, Settings(*current[:4], semiring))
+    return last[1]
+
+
+#: Per semiring, the settings in effect when last asked for and the call's settings.
+_LAST_SETTINGS: dict[str, tuple[Settings, Settings]] = {}
 
 
 def _shape(operand: Any) -> tuple[int, ...]:

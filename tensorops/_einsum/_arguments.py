@@ -253,6 +253,10 @@ def read_keywords(
     """
     if not keywords:
         return {}, {}
+    if len(keywords) == 1:  # one option (semiring=, strategy=): no axis has its name
+        for name in keywords:
+            if name in _OPTION_NAMES and name not in equation:
+                return {}, dict(keywords)
     axes: frozenset[str] = frozenset()
     for name in keywords:
         if name in equation:  # else no keyword can name an axis

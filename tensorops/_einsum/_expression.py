@@ -138,6 +138,7 @@ class EinsumExpression:
         "_constants",
         "_runners",
         "_semiring",
+        "_singles",
         "_split",
         "_tiny",
         "_variable_shapes",
@@ -160,6 +161,8 @@ class EinsumExpression:
         self._tiny = tiny  # adapter -> the framework's einsum for a tiny pair, or None
         # another semiring's program, and whether calls return the maximizing indices too
         self._semiring = semiring
+        # (array type, device) -> the one-product executor of a call with its constants
+        self._singles: dict[tuple[Any, Any], Callable[[Sequence[Any], Any], Any]] = {}
         self._runners: dict[Backend, Callable[[Sequence[Any]], Any]] = {}
         self.plan = plan
         self.constants = tuple(sorted(constants))
@@ -196,6 +199,11 @@ class EinsumExpression:
             TensorOpsError: The wrong number of arrays, or an array of the wrong shape.
         """
         try:
+            if self._singles and len(arrays) == 1 and out is None and backend == "auto":
+                x = arrays[0]  # an HMM's step: one product with a constant, called often
+                run = self._singles.get((type(x), getattr(x, "device", None)))
+                if run is not None and x.shape == self._variable_shapes[0]:
+                    return run(arrays, None)
             if backend == "auto" and self._fits(arrays):  # the common call, checked briefly
                 return self._run(arrays, out)
             operands = self._check(tuple(array_like(x) for x in arrays))
@@ -261,6 +269,11 @@ class EinsumExpression:
         assert program is not None
         assert split is not None
         if isinstance(kept, Prepared):
+            if kept.call is not None:  # one product with a constant: an HMM's step
+                if len(operands) == 1:
+                    where = (type(operands[0]), getattr(operands[0], "device", None))
+                    self._singles[where] = kept.call
+                return kept.call(operands, extras)
             assert self._semiring is not None
             variables = dict(zip(self._variables, operands, strict=True))
             return run_with_constants(self._semiring[0], backend, variables, kept, split, extras)

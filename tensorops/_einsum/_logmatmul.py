@@ -37,7 +37,7 @@ from tensorops._types import Backend
 
 __all__ = [
     "DENSE",
-    "DENSE_TILE",
+    "EVERY_AXIS",
     "MAX_SPREAD",
     "SPARSE_TILE",
     "Side",
@@ -45,20 +45,21 @@ __all__ = [
     "floor",
     "log_matmul",
     "spread",
+    "underflowed",
 ]
 
 #: Every axis of an array of each rank.
-_ALL = tuple(tuple(range(rank)) for rank in range(33))
+EVERY_AXIS = tuple(tuple(range(rank)) for rank in range(33))
 
 #: The widest gap, in nats, between a kept shifted product and 1 (see the module's text).
 MAX_SPREAD = 60.0
 
 #: The elements of one block of the exact path where few positions are flagged: tiles
-#: small enough that few positions are recomputed for nothing ...
+#: small enough that few positions are recomputed for nothing. Where many are, blocks
+#: are as large as the memory limit allows: few calls, each of which a framework may
+#: spread over its threads.
 SPARSE_TILE = 1 << 14
-#: ... and where many are: blocks large enough that the calls per block are few.
-DENSE_TILE = 1 << 20
-#: The share of flagged positions from which the tiles are dense.
+#: The share of flagged positions from which the blocks are as large as allowed.
 DENSE = 0.125
 
 
@@ -102,11 +103,23 @@ def log_matmul(backend: Backend, left: Side, right: Side, cap: int) -> Any:
         return exact_product(backend, left.values, right.values, cap, None)
     products = backend.matmul(left.exps, right.exps)
     shift = left.shift + right.shift
-    lowest = backend.known(backend.reduce(products, "min", _ALL[len(sizes)]))
-    if lowest is None:  # staged: every tile exact, as no flag can be read
-        return exact_product(backend, left.values, right.values, cap, None)
-    if lowest >= least:  # (not where a nan is among them: the flags below leave it be)
+    lowest = backend.known(backend.reduce(products, "min", EVERY_AXIS[len(sizes)]))
+    if lowest is not None and lowest >= least:  # (not with a nan among them: see below)
         return backend.log(products) + shift
+    return underflowed(backend, left, right, (products, shift, lowest, least), cap)
+
+
+def underflowed(
+    backend: Backend, left: Side, right: Side, made: tuple[Any, Any, Any, float], cap: int
+) -> Any:
+    """`log_matmul` where `made` (its products, shift, their least, the floor) says it must.
+
+    The least product is None where values cannot be read: every tile is exact. Else
+    the positions below the floor are flagged (a nan is not) and their tiles recomputed.
+    """
+    products, shift, lowest, least = made
+    if lowest is None:
+        return exact_product(backend, left.values, right.values, cap, None)
     low = products < least
 
     def fast() -> Any:  # the flagged positions' products made 1: no log(0) or 1 / 0 there
@@ -121,9 +134,9 @@ def exact_product(
 ) -> Any:
     """``log sum_k exp(a + b)`` by broadcast blocks; `fast`: (what makes the fast result, flags).
 
-    With `fast`, only the tiles that hold a flagged position are computed, in blocks of
-    `SPARSE_TILE` or `DENSE_TILE` elements (and at most `cap`), and the rest taken from
-    the fast result; without, every tile, in blocks of at most `cap`.
+    With `fast`, only the tiles that hold a flagged position are computed (of
+    `SPARSE_TILE` elements where few are flagged, else of `cap`), and the rest taken
+    from the fast result; without, every tile, in blocks of at most `cap`.
     """
     sizes_a, sizes_b = backend.sizes(a), backend.sizes(b)
     batch, (rows, inner), columns = sizes_a[:-2], sizes_a[-2:], sizes_b[-1]
@@ -139,8 +152,8 @@ def exact_product(
     else:
         make, mask = fast
         mask = mask.reshape(count, rows, columns)
-        tile = DENSE_TILE if mask.mean() >= DENSE else SPARSE_TILE
-        steps = _tiles((count, rows, columns), inner, min(cap, tile))
+        tile = cap if mask.mean() >= DENSE else min(cap, SPARSE_TILE)
+        steps = _tiles((count, rows, columns), inner, tile)
         flags = _tile_flags(mask, steps[:3])
         if not flags.all():
             whole = backend.reshape(make(), (count, rows, columns))
@@ -231,7 +244,7 @@ def _broadcast_logsumexp(backend: Backend, a: Any, b: Any) -> Any:
     block = backend.reshape(a, (n, rows, 1, inner)) + backend.reshape(b, (n, 1, columns, inner))
     exps, top = backend.shifted_exp(block, 3)
     total = backend.reduce(exps, "sum", (3,))
-    empty = total == 0
+    empty = total <= 0  # not ==, which compares PyTensor's variables themselves
     total = backend.where(empty, backend.full((), 1, total), total)
     result = backend.log(total) + backend.reshape(top, (n, rows, columns))
     return backend.where(empty, backend.full((), -math.inf, result), result)

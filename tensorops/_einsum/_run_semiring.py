@@ -5,11 +5,8 @@ per-operand preparation, pairwise steps along the path, final arrangement) or it
 slicing (`tensorops._einsum._sliced`); only the reductions and the pairwise steps
 change (`tensorops._einsum._logspace`, `tensorops._einsum._tropical`), and the results
 of slices are combined by the semiring's addition (logaddexp, maximum, minimum).
-
-Dtypes: the operands are real numbers. ``"logsumexp"`` computes in floating point:
-integer operands are converted as the family's ``exp`` converts them (NumPy: to
-float64 for int32 / int64); ``"max"`` and ``"min"`` keep integers (shortest paths
-over integer weights are exact). Booleans and complex numbers are refused.
+The operands' dtypes are checked by `tensorops._einsum._operands`; a plan of one
+log-space product runs through `tensorops._einsum._single`.
 """
 
 from __future__ import annotations
@@ -23,9 +20,10 @@ from tensorops._einsum._arguments import Extras
 from tensorops._einsum._backtrack import decode
 from tensorops._einsum._execute import Pair, Program, arrange_output, diagonal_view
 from tensorops._einsum._logspace import Exps, logsumexp_pair, logsumexp_reduce
-from tensorops._einsum._program import BuiltProgram, EinsumPlan, cast_operands, einsum_program
-from tensorops._einsum._program import finish as finish_result
+from tensorops._einsum._operands import checked, finished
+from tensorops._einsum._program import BuiltProgram, EinsumPlan, einsum_program
 from tensorops._einsum._semiring import BLOCK_CAP, ZEROS
+from tensorops._einsum._single import single_executor
 from tensorops._einsum._sliced import Slicing, assemble, each_slice
 from tensorops._einsum._tropical import Pointers, Tropical
 from tensorops._errors import ArgumentError
@@ -33,8 +31,6 @@ from tensorops._types import Backend, Executor
 
 __all__ = [
     "SemiringProgram",
-    "checked",
-    "finished",
     "prepare_slots",
     "run_semiring",
     "run_steps",
@@ -55,11 +51,14 @@ class SemiringProgram(NamedTuple):
     shape: tuple[int, ...]  # the output's shape (compositions merged)
     empty: bool  # some axis has length 0: no step runs
     sliced: tuple[str, ...]  # the axes run slice by slice
+    single: Pair | None  # the one step, a log-space product of the two operands as they are
 
 
 def semiring_executor(plan: EinsumPlan, backend: Backend, memory_limit: int | None) -> Executor:
     """The executor ``run(operands, extras)`` of `plan` over its semiring on `backend`."""
-    return functools.partial(run_semiring, semiring_program(plan, memory_limit), backend)
+    run = semiring_program(plan, memory_limit)
+    general = functools.partial(run_semiring, run, backend)
+    return single_executor(run, backend, general) or general
 
 
 def semiring_program(plan: EinsumPlan, memory_limit: int | None) -> SemiringProgram:
@@ -72,8 +71,23 @@ def semiring_program(plan: EinsumPlan, memory_limit: int | None) -> SemiringProg
     tropical = Tropical(plan.semiring, cap) if plan.semiring in ("max", "min") else None
     empty = any(size == 0 for size in sizes.values())
     built = einsum_program(plan)
+    single = None
+    program = built.program
+    if plan.semiring == "logsumexp" and program is not None and not empty:
+        (single,) = program.pairs if len(program.pairs) == 1 else (None,)
+        if single is None or single.mode != "matmul" or any(program.prepare):
+            single = None
     return SemiringProgram(
-        built, plan.semiring, tropical, cap, sizes, bound.output, shape, empty, plan.sliced_axes
+        built,
+        plan.semiring,
+        tropical,
+        cap,
+        sizes,
+        bound.output,
+        shape,
+        empty,
+        plan.sliced_axes,
+        single,
     )
 
 
@@ -101,15 +115,6 @@ def run_semiring(
     return (values, indices) if argmax else values
 
 
-def finished(
-    backend: Backend, values: Any, narrow: Any, operands: Sequence[Any], extras: Extras | None
-) -> Any:
-    """The result in the operands' dtype (`narrow`: computed wider), as NumPy's keywords say."""
-    if narrow is not None:
-        values = backend.astype(values, narrow)
-    return values if extras is None else finish_result(backend, values, operands, extras)
-
-
 def _repeated(operands: Sequence[Any], run: SemiringProgram) -> dict[int, Hashable] | None:
     """Per operand passed again as the same object, a key under which its exps are reused."""
     if run.semiring != "logsumexp" or len({id(x) for x in operands}) == len(operands):
@@ -129,59 +134,6 @@ def _repeated(operands: Sequence[Any], run: SemiringProgram) -> dict[int, Hashab
         for i, x in enumerate(operands)
         if counts[id(x)] > 1
     }
-
-
-def checked(
-    backend: Backend, operands: Sequence[Any], semiring: str, extras: Extras | None
-) -> tuple[list[Any], Any]:
-    """The operands cast as ``dtype=`` says, checked to be real; log-values in floating point.
-
-    Log-values of 16 bits are computed in float32: the dtype of the result is returned
-    too where it is narrower than the operands computed with (else None).
-    """
-    dtype = operands[0].dtype if operands and extras is None else None
-    if dtype is not None and all(x.dtype == dtype for x in operands):
-        try:
-            if (backend, semiring, dtype) in _TAKEN_AS_THEY_ARE:
-                return list(operands), None
-        except TypeError:  # a dtype that cannot be hashed
-            dtype = None
-    operands, narrow = _checked(backend, operands, semiring, extras)
-    if dtype is not None and narrow is None and operands[0].dtype == dtype:
-        _TAKEN_AS_THEY_ARE.add((backend, semiring, dtype))
-    return operands, narrow
-
-
-#: (adapter, semiring, dtype) of operands that `checked` found needed nothing.
-_TAKEN_AS_THEY_ARE: set[tuple[Backend, str, Any]] = set()
-
-
-def _checked(
-    backend: Backend, operands: Sequence[Any], semiring: str, extras: Extras | None
-) -> tuple[list[Any], Any]:
-    operands = list(cast_operands(backend, operands, extras))
-    dtype = None if extras is None else extras.dtype
-    for number, x in enumerate(operands):
-        kind = backend.dtype_kind(x.dtype)
-        if kind not in "if":
-            raise ArgumentError(
-                f"semiring {semiring!r} takes real numbers, but operand {number} has dtype "
-                f"{x.dtype}",
-                hint="booleans as log-values are 0 and -inf (np.log of them); weights of "
-                "max-plus and log-values are real",
-            )
-        if kind == "i" and semiring == "logsumexp" and dtype is not None:
-            raise ArgumentError(
-                f"dtype={x.dtype} cannot hold the log-values of semiring 'logsumexp'",
-                hint="give a floating dtype, or none: integers are converted as exp converts them",
-            )
-    if semiring != "logsumexp":
-        return operands, None
-    operands = [backend.floating(x) for x in operands]
-    wide = [backend.widened(x) for x in operands]
-    if all(w is x for w, x in zip(wide, operands, strict=True)):
-        return operands, None
-    return wide, backend.result_type(operands) if len(operands) > 1 else operands[0].dtype
 
 
 def _contract(

@@ -14,19 +14,15 @@ runs per call (the back-pointers of every reduction are needed).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
 
 from tensorops._einsum._arguments import Extras
 from tensorops._einsum._execute import arrange_output, promote_slots
 from tensorops._einsum._logspace import Exps, side
-from tensorops._einsum._run_semiring import (
-    SemiringProgram,
-    checked,
-    finished,
-    prepare_slots,
-    run_steps,
-)
+from tensorops._einsum._operands import checked, finished
+from tensorops._einsum._run_semiring import SemiringProgram, prepare_slots, run_steps
+from tensorops._einsum._single import single_executor
 from tensorops._types import Backend
 
 __all__ = ["Prepared", "prepare_constants", "run_with_constants"]
@@ -41,6 +37,8 @@ class Prepared(NamedTuple):
         keys: Slot -> the key of its sides in `exps`.
         like: A 0-d array of the constants' dtype (the result's dtype is found with it).
         widened: Whether the constants are computed in a wider dtype than `like`'s.
+        call: Where the plan is one product of a constant and the call's array: what
+            runs a call (`tensorops._einsum._single`), else None.
     """
 
     slots: dict[int, Any]
@@ -48,6 +46,7 @@ class Prepared(NamedTuple):
     keys: dict[int, Hashable]
     like: Any
     widened: bool
+    call: Callable[[Sequence[Any], Extras | None], Any] | None = None
 
 
 def prepare_constants(
@@ -78,7 +77,28 @@ def prepare_constants(
             if pair.right in kept:
                 x, key = kept[pair.right], keys[pair.right]
                 side(backend, x, pair.sum_right, pair.perm_right, pair.shape_right, -2, key, exps)
-    return Prepared(kept, exps, keys, like, narrow is not None)
+    prepared = Prepared(kept, exps, keys, like, narrow is not None)
+    return prepared._replace(call=_single_call(run, backend, prepared, split))
+
+
+def _single_call(
+    run: SemiringProgram, backend: Backend, prepared: Prepared, split: Any
+) -> Callable[[Sequence[Any], Extras | None], Any] | None:
+    """The one-product executor of a call, where the plan is a product with one constant."""
+    pair = run.single
+    if pair is None or prepared.widened or len(prepared.slots) != 1:
+        return None
+    (slot,) = prepared.slots
+    if slot == pair.left:
+        key, variable = (pair.sum_left, pair.perm_left, pair.shape_left, -1), pair.right
+    else:
+        key, variable = (pair.sum_right, pair.perm_right, pair.shape_right, -2), pair.left
+    constant = prepared.exps[(prepared.keys[slot], *key)]
+
+    def general(operands: Sequence[Any], extras: Extras | None) -> Any:
+        return run_with_constants(run, backend, {variable: operands[0]}, prepared, split, extras)
+
+    return single_executor(run, backend, general, (slot, constant))
 
 
 def run_with_constants(
