@@ -48,6 +48,25 @@ def test_primitives_on_every_family(backend: Any) -> None:
     )
 
 
+def test_known_and_widened_on_every_family(backend: Any) -> None:
+    x = backend.asarray(np.array([[1.5, -2.0], [0.25, 4.0]]))
+    adapter = get_backend(x)
+    known = adapter.known(x < 1)
+    if known is not None:  # eager families: the values themselves
+        np.testing.assert_array_equal(np.asarray(known), [[False, True], [True, False]])
+    else:  # a family that computes only when asked, or a graph
+        assert backend.name in ("dask", "tinygrad", "pytensor")
+    assert adapter.widened(x) is x
+    try:
+        half = backend.asarray(np.array([[1.5, -2.0]], np.float16))
+    except (TypeError, ValueError):  # no float16 in the family (array-api-strict)
+        return
+    wide = adapter.widened(half)
+    assert adapter.dtype_kind(wide.dtype) == "f"
+    assert wide.dtype != half.dtype
+    np.testing.assert_array_equal(backend.to_numpy(wide), [[1.5, -2.0]])
+
+
 def test_dtype_kinds_and_floating(backend: Any) -> None:
     for values, kind in [([True], "b"), ([1], "i"), (np.array([1], np.uint8), "i"), ([1.0], "f")]:
         x = backend.asarray(np.asarray(values))

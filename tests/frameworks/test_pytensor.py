@@ -337,3 +337,17 @@ def test_nothing_the_user_passed_is_modified() -> None:
     out = tops.set_at(shared, pt.constant(np.array([0, 2])), values, "a [b], p, a p -> a [b]")
     np.testing.assert_array_equal(tops.asnumpy(out), [[9, 1, 9], [9, 4, 9]])
     np.testing.assert_array_equal(shared.get_value(), a)
+
+
+def test_logsumexp_einsum_is_exact_with_unknown_lengths() -> None:
+    # no value is known while the graph is built: every position takes the exact path,
+    # with unknown lengths in one block
+    rng = _rng()
+    x, y = 1e4 * rng.normal(size=(4, 5)), 1e4 * rng.normal(size=(5, 3))
+    block = x[:, :, None] + y[None]
+    top = block.max(1)
+    want = np.log(np.exp(block - top[:, None]).sum(1)) + top
+    for shapes in (((None, None), (None, None)), ((4, 5), (5, 3))):
+        a, b = pt.tensor("a", shape=shapes[0]), pt.tensor("b", shape=shapes[1])
+        got = tops.einsum("ij,jk->ik", a, b, semiring="logsumexp")
+        np.testing.assert_allclose(pytensor.function([a, b], got, mode=FAST)(x, y), want)
