@@ -206,8 +206,8 @@ def _assemble(
     axis = len(index)
     parts = []
     start: int | None = None  # the first tile of a run taken from `fast`
-    pieces = grid[axis]
-    for number, piece in enumerate(pieces):
+    tiles = grid[axis]
+    for number, piece in enumerate(tiles):
         sub = None if flags is None else flags[number]
         if sub is not None and not sub.any():
             start = piece.start if start is None else start
@@ -219,7 +219,7 @@ def _assemble(
         last = axis == len(grid) - 1
         parts.append(exact(here) if last else _assemble(backend, grid, sub, fast, exact, here))
     if start is not None:
-        parts.append(fast[(*index, slice(start, pieces[-1].stop))])
+        parts.append(fast[(*index, slice(start, tiles[-1].stop))])
     return parts[0] if len(parts) == 1 else backend.concat(parts, axis)
 
 

@@ -89,6 +89,8 @@ def _single_call(
     if pair is None or prepared.widened or len(prepared.slots) != 1:
         return None
     (slot,) = prepared.slots
+    if slot not in (pair.left, pair.right):  # every operand constant: the product made ahead
+        return None
     if slot == pair.left:
         key, variable = (pair.sum_left, pair.perm_left, pair.shape_left, -1), pair.right
     else:
