@@ -449,12 +449,15 @@ def einsum_expression(
             floating-point result; another order rounds differently.
         **keywords: Axis lengths and the planning options of `einsum`
             (``strategy``, ``optimize``, ``memory_limit``, ``max_time``,
-            ``minimize``; ``use_blas`` is accepted). ``out=`` and ``backend=`` are
-            given to the calls.
+            ``minimize``; ``use_blas`` is accepted), and ``semiring=`` with
+            ``argmax=``: over ``"logsumexp"`` the constants' shifted exps are made
+            once too, so that a step on a constant matrix is one matrix product.
+            ``out=`` and ``backend=`` are given to the calls.
 
     Returns:
         An `EinsumExpression`: ``expr(*arrays, out=None, backend="auto")`` takes
-        the operands that are not constants, in order.
+        the operands that are not constants, in order (with ``argmax=True`` it
+        returns the values and the indices, as `einsum` does).
 
     Raises:
         TensorOpsError: The equation does not fit the shapes, a constant is not an
@@ -470,6 +473,12 @@ def einsum_expression(
         (64, 3)
         >>> expr.plan.path  # w1 @ w2 first: done once, then one matmul per call
         [(1, 2), (0, 1)]
+        >>> step = tops.einsum_expression(
+        ...     "i,ij->j", (2,), np.log([[0.9, 0.1], [0.2, 0.8]]), constants=[1],
+        ...     semiring="logsumexp",
+        ... )
+        >>> np.exp(step(np.log([0.5, 0.5]))).round(2)  # an HMM's forward step
+        array([0.55, 0.45])
     """
     equation: Any = None
     operands: tuple[Any, ...] = ()
