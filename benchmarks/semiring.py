@@ -375,7 +375,7 @@ def _time(seconds: float) -> str:
 
 def write_weight() -> str:
     """What an exp and a log of one element cost in FLOPs of a float64 matrix product."""
-    from tensorops._einsum._semiring import LOGSUMEXP_WRITE_WEIGHT
+    from tensorops._einsum.equations._semiring import LOGSUMEXP_WRITE_WEIGHT
 
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((1000, 1000)), rng.standard_normal((1000, 1000))

@@ -20,7 +20,7 @@ from tensorops._check import check
 from tensorops._compile import raise_error
 from tensorops._config import config
 from tensorops._dispatch import Op
-from tensorops._einsum._program import ContractionPlan, plan_einsum_cached
+from tensorops._einsum.programs._program import ContractionPlan, plan_einsum_cached
 from tensorops._errors import (
     ArgumentError,
     TensorOpsError,

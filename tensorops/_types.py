@@ -20,7 +20,7 @@ Executor = Callable[[Any, Any], Any]
 #: ``argmax`` / ``argmin`` over several axes give the position in those axes flattened in
 #: their order; ``var`` / ``std`` are the population statistics (no degrees-of-freedom
 #: correction); ``logsumexp`` is stable for large magnitudes.
-#: The einsum strategies: every name the planner takes (``tensorops._einsum._paths``)
+#: The einsum strategies: every name the planner takes (``tensorops._einsum.planning._paths``)
 #: and ``tops.config`` / ``einsum`` validate.
 PLANNERS: tuple[str, ...] = ("auto", "optimal", "dp", "greedy", "hyper", "partition")
 
@@ -196,7 +196,7 @@ class Backend(Protocol):
         step of a planned einsum, two operands, whatever their size.
         """
 
-    # Einsum over other semirings (tensorops._einsum._semiring): log-space and max-plus
+    # Einsum over other semirings (tensorops._einsum.equations._semiring): log-space and max-plus
     # kernels. None of these warns on infinities: -inf is the log of 0.
 
     def dtype_kind(self, dtype: Any) -> str:

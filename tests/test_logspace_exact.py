@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensorops as tops
-from tensorops._einsum import _logmatmul
-from tensorops._einsum._semiring import BLOCK_CAP
+from tensorops._einsum.equations._semiring import BLOCK_CAP
+from tensorops._einsum.semirings import _logmatmul
 from tests._seed import rng
 
 #: The bound: this many ulps of max(1, |true|) per summed term.

@@ -373,7 +373,7 @@ def test_memory_limit_slices_and_results_agree(semiring: str, argmax: bool) -> N
 def test_max_plus_blocks_never_exceed_the_limit(
     monkeypatch: pytest.MonkeyPatch, semiring: str, limit: int | None
 ) -> None:
-    from tensorops._einsum import _tropical
+    from tensorops._einsum.semirings import _tropical
 
     blocks: list[int] = []
     block = _tropical.Tropical._block
@@ -421,8 +421,8 @@ def test_the_plan_reports_the_semiring() -> None:
 
 def test_logsumexp_plans_pay_for_the_exps_of_intermediates() -> None:
     """A path that writes fewer intermediate elements wins where FLOPs alone tie."""
-    from tensorops._einsum._paths import plan_contraction
-    from tensorops._einsum._semiring import LOGSUMEXP_WRITE_WEIGHT
+    from tensorops._einsum.equations._semiring import LOGSUMEXP_WRITE_WEIGHT
+    from tensorops._einsum.planning._paths import plan_contraction
 
     inputs = [("a", "b"), ("b", "c"), ("c", "d")]
     sizes = {"a": 2, "b": 3, "c": 20, "d": 8}  # (ab)c: 880 FLOPs, 40 written; a(bc): 1056, 24

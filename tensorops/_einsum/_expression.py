@@ -7,7 +7,7 @@ constants (and what those steps made) run once per array family and device, the
 first time the expression is called with arrays of that family on that device, and
 their results are kept. A call then runs the remaining steps only.
 
-The split is made on the compiled program (`tensorops._einsum._execute`): a step
+The split is made on the compiled program (`tensorops._einsum.programs._execute`): a step
 whose two slots hold constants or results of constant steps is a constant step. A
 sliced plan (a memory limit it could not meet otherwise) runs every step per slice:
 its constants are kept converted, not contracted ahead.
@@ -26,15 +26,16 @@ from tensorops._compile import raise_error
 from tensorops._config import Settings, config
 from tensorops._convert import convert
 from tensorops._einsum._api import framework_einsum, optimizer_path, path_shape
-from tensorops._einsum._arguments import (
+from tensorops._einsum.equations._arguments import (
     Extras,
     array_like,
     read_keywords,
     read_options,
     split_operands,
 )
-from tensorops._einsum._cost import contraction_steps
-from tensorops._einsum._execute import (
+from tensorops._einsum.planning._cost import contraction_steps
+from tensorops._einsum.planning._paths import find_path
+from tensorops._einsum.programs._execute import (
     Pair,
     Program,
     arrange_output,
@@ -43,16 +44,19 @@ from tensorops._einsum._execute import (
     promote_slots,
     run_pairs,
 )
-from tensorops._einsum._paths import find_path
-from tensorops._einsum._program import (
+from tensorops._einsum.programs._program import (
     BuiltProgram,
     ContractionPlan,
     EinsumPlan,
     einsum_program,
     plan_einsum_cached,
 )
-from tensorops._einsum._run_semiring import SemiringProgram, run_semiring, semiring_program
-from tensorops._einsum._semiring_expression import (
+from tensorops._einsum.semirings._run_semiring import (
+    SemiringProgram,
+    run_semiring,
+    semiring_program,
+)
+from tensorops._einsum.semirings._semiring_expression import (
     Prepared,
     prepare_constants,
     run_with_constants,
@@ -87,7 +91,7 @@ def split_program(program: Program, constants: frozenset[int]) -> _Split:
     """Which steps of `program` read only `constants` (operand positions) or their products.
 
     Examples:
-        >>> from tensorops._einsum._program import einsum_program, plan_einsum
+        >>> from tensorops._einsum.programs._program import einsum_program, plan_einsum
         >>> from tensorops._config import Settings, config
         >>> shapes = ((64, 3), (3, 64), (64, 3))
         >>> plan = plan_einsum("ij,jk,kl->il", shapes, (), None, config.current())
