@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 import tensorops as tops
-from tensorops._einsum._cost import contraction_steps, total_flops
+from tensorops._einsum.planning._cost import contraction_steps, total_flops
 
 # cotengra's generators (the partitioning table's ISSUE_NETWORKS) used here
 GENERATED = (

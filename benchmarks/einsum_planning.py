@@ -63,8 +63,12 @@ import numpy as np
 import opt_einsum as oe
 from opt_einsum.testing import rand_equation
 
-from tensorops._einsum._cost import contraction_steps, sliced_contraction_steps, total_flops
-from tensorops._einsum._paths import find_path, plan_contraction
+from tensorops._einsum.planning._cost import (
+    contraction_steps,
+    sliced_contraction_steps,
+    total_flops,
+)
+from tensorops._einsum.planning._paths import find_path, plan_contraction
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _planner_in_tools import print_tools

@@ -19,7 +19,7 @@ from tensorops._backends._shapes import ShapeBackend, Shaped
 from tensorops._check import check
 from tensorops._config import config
 from tensorops._dispatch import Op
-from tensorops._einsum._program import ContractionPlan, plan_einsum_cached
+from tensorops._einsum.programs._program import ContractionPlan, plan_einsum_cached
 from tensorops._errors import (
     ArgumentError,
     TensorOpsError,

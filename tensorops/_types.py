@@ -24,7 +24,7 @@ __all__ = [
 #: one adapter; ``arg`` is what the op passes on (a reduction function, for one).
 Executor = Callable[[Any, Any], Any]
 
-#: The einsum strategies: every name the planner takes (``tensorops._einsum._paths``)
+#: The einsum strategies: every name the planner takes (``tensorops._einsum.planning._paths``)
 #: and ``tops.config`` / ``einsum`` validate.
 PLANNERS: tuple[str, ...] = ("auto", "optimal", "dp", "greedy", "hyper", "partition")
 
@@ -167,6 +167,23 @@ class Primitives(Protocol):
     def floating(self, x: Any) -> Any:
         """``x`` if it is floating, else converted to the dtype the family's ``exp`` gives it."""
 
+    def widened(self, x: Any) -> Any:
+        """``x``, or ``x`` in float32 where it is a 16-bit float (float16, bfloat16).
+
+        Log-space sums are computed in float32 at least: float16's exponents span 25 nats.
+        """
+
+    def known(self, x: Any) -> Any:
+        """The values of the (small) array ``x`` as a NumPy array, or None if they are not known.
+
+        A 0-d array may come back as a Python number.
+
+        None while a graph is staged (``jax.jit``, ``tf.function``, ``torch.compile``, a
+        PyTensor variable, a static paddle program) and for the families that compute only
+        when asked (Dask, tinygrad): a step that would branch on values then takes the
+        branch that is right for all of them.
+        """
+
     def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         """``(exp(x - m), m)`` with ``m`` the maximum of ``x`` over `axis`, kept as size 1.
 
@@ -177,7 +194,7 @@ class Primitives(Protocol):
         """
 
     def log(self, x: Any) -> Any:
-        """The natural logarithm; ``log(0)`` is ``-inf``, without a warning."""
+        """The natural logarithm of positive numbers (the kernels never pass a 0)."""
 
     def take(self, x: Any, index: Any) -> Any:
         """The elements of ``x`` at the flat (row-major) positions `index`, shaped as it."""

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 import tensorops as tops
 from tensorops._backends import backend_for_namespace
 from tensorops._config import Settings
-from tensorops._einsum._execute import run_program
-from tensorops._einsum._program import einsum_program, plan_einsum
+from tensorops._einsum.programs._execute import run_program
+from tensorops._einsum.programs._program import einsum_program, plan_einsum
 from tests._seed import tolerance
 from tests.strategies import equations
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorops._einsum._bind import bind_equation
-from tensorops._einsum._notation import (
+from tensorops._einsum.equations._bind import bind_equation
+from tensorops._einsum.equations._notation import (
     Notation,
     Plain,
     parse_equation,

@@ -12,14 +12,18 @@ import string
 import numpy as np
 import pytest
 
-from tensorops._einsum._bitnet import BitNetwork
-from tensorops._einsum._cost import contraction_steps, sliced_contraction_steps, total_flops
-from tensorops._einsum._greedy import plan_greedy
-from tensorops._einsum._hyper import Effort, network_seed, random_scorer, search
-from tensorops._einsum._partition import Hypergraph, bisect, partition_tree
-from tensorops._einsum._paths import find_path, plan_contraction
-from tensorops._einsum._prng import FIXED, GUMBEL, Random, fingerprint, log2_fixed
-from tensorops._einsum._reconfigure import ContractionTree
+from tensorops._einsum.planning._bitnet import BitNetwork
+from tensorops._einsum.planning._cost import (
+    contraction_steps,
+    sliced_contraction_steps,
+    total_flops,
+)
+from tensorops._einsum.planning._greedy import plan_greedy
+from tensorops._einsum.planning._hyper import Effort, network_seed, random_scorer, search
+from tensorops._einsum.planning._partition import Hypergraph, bisect, partition_tree
+from tensorops._einsum.planning._paths import find_path, plan_contraction
+from tensorops._einsum.planning._prng import FIXED, GUMBEL, Random, fingerprint, log2_fixed
+from tensorops._einsum.planning._reconfigure import ContractionTree
 from tests.test_paths import Network, grid, random_network, ring
 
 # --- the random numbers ------------------------------------------------------------------
@@ -199,7 +203,7 @@ def test_bisection_of_a_ring_cuts_two_edges() -> None:
 def test_bisection_keeps_the_balance() -> None:
     net = BitNetwork(*grid(8, 8))
     members = list(range(len(net.inputs)))
-    from tensorops._einsum._partition import _hypergraph
+    from tensorops._einsum.planning._partition import _hypergraph
 
     graph = _hypergraph(net, members, net.holders(members))
     for imbalance in (5, 10, 40):

@@ -99,7 +99,7 @@ def test_import_loads_every_module_with_a_cache() -> None:
     so every module with a cache must be loaded by then: benchmarks/import_time.py
     measures what this costs.
     """
-    script = "import sys, tensorops\nprint('tensorops._einsum._program' in sys.modules)"
+    script = "import sys, tensorops\nprint('tensorops._einsum.programs._program' in sys.modules)"
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
     )

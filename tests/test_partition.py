@@ -13,13 +13,13 @@ import sys
 import numpy as np
 import pytest
 
-from tensorops._einsum import _kahypar
-from tensorops._einsum._bitnet import BitNetwork
-from tensorops._einsum._hyper import Effort, search
-from tensorops._einsum._partition import Hypergraph, bisect, partition_tree
-from tensorops._einsum._paths import find_path
-from tensorops._einsum._prng import Random
-from tensorops._einsum._reconfigure import ContractionTree
+from tensorops._einsum.planning import _kahypar
+from tensorops._einsum.planning._bitnet import BitNetwork
+from tensorops._einsum.planning._hyper import Effort, search
+from tensorops._einsum.planning._partition import Hypergraph, bisect, partition_tree
+from tensorops._einsum.planning._paths import find_path
+from tensorops._einsum.planning._prng import Random
+from tensorops._einsum.planning._reconfigure import ContractionTree
 from tests.test_hyper import cost
 from tests.test_paths import Network, grid, random_network
 

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensorops as tops
-from tensorops._einsum import _optimizer
+from tensorops._einsum.planning import _optimizer
 
 STRATEGIES = ("auto", "optimal", "dp", "greedy", "hyper", "partition")
 RING = "ab,bc,cd,de,ea->"

@@ -19,8 +19,8 @@ oe = pytest.importorskip("opt_einsum")
 from opt_einsum.helpers import flop_count as oe_flop_count  # noqa: E402
 from opt_einsum.testing import rand_equation  # noqa: E402
 
-from tensorops._einsum._bitnet import BitNetwork  # noqa: E402
-from tensorops._einsum._cost import (  # noqa: E402
+from tensorops._einsum.planning._bitnet import BitNetwork  # noqa: E402
+from tensorops._einsum.planning._cost import (  # noqa: E402
     Step,
     compute_size,
     contraction_steps,
@@ -31,9 +31,9 @@ from tensorops._einsum._cost import (  # noqa: E402
     total_flops,
     total_writes,
 )
-from tensorops._einsum._dp import _dp_search, optimal_three, plan_subsets  # noqa: E402
-from tensorops._einsum._greedy import plan_greedy  # noqa: E402
-from tensorops._einsum._paths import (  # noqa: E402
+from tensorops._einsum.planning._dp import _dp_search, optimal_three, plan_subsets  # noqa: E402
+from tensorops._einsum.planning._greedy import plan_greedy  # noqa: E402
+from tensorops._einsum.planning._paths import (  # noqa: E402
     COMBO_WRITE_WEIGHT,
     OPTIMAL_MAX_OPERANDS,
     PLANNERS,
@@ -524,7 +524,7 @@ def test_errors() -> None:
 def test_paths_do_not_depend_on_hash_seed() -> None:
     script = (
         "from opt_einsum.testing import rand_equation\n"
-        "from tensorops._einsum._paths import find_path, plan_contraction\n"
+        "from tensorops._einsum.planning._paths import find_path, plan_contraction\n"
         "for n, s, strategies in [(6, 1, 'auto optimal dp greedy'), (14, 2, 'auto dp greedy'),\n"
         "                         (19, 4, 'auto'), (60, 3, 'auto greedy')]:\n"
         "    eq, _, d = rand_equation(n, 3, n_out=2, seed=s, return_size_dict=True)\n"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import tensorops as tops
-from tensorops._einsum import _program
-from tensorops._einsum._cost import sliced_contraction_steps
-from tensorops._einsum._store import ENV_VAR, PlanStore, active_store, default_directory
+from tensorops._einsum.planning._cost import sliced_contraction_steps
+from tensorops._einsum.planning._store import ENV_VAR, PlanStore, active_store, default_directory
+from tensorops._einsum.programs import _program
 
 # A ring of eight matrices with a chord: the planners have a real choice.
 RING = "ab,bc,cd,de,ef,fg,gh,ha,ae->"
@@ -280,7 +280,7 @@ def test_einsum_uses_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 _PROCESS = """
 import sys, tensorops as tops
-from tensorops._einsum import _program
+from tensorops._einsum.programs import _program
 if sys.argv[1] == "second":
     _program.plan_contraction = None  # planning again would fail
 plan = tops.einsum_path({ring!r}, *{shapes!r}, strategy="hyper", max_time=0.5)

@@ -5,16 +5,16 @@ the trace); the fallback (``TENSOROPS_COMPILE=traced``) and a planner called in 
 compiled function do. ``auto`` must then give the path it gives eagerly, with no graph
 break: everything it runs is Python on ints, tuples, lists, dicts and sets, with its own
 random numbers and no clock, and a pure-Python heap while traced
-(``tensorops/_einsum/_heap.py``: Dynamo cannot trace the C ``heapq``).
+(``tensorops/_einsum/planning/_heap.py``: Dynamo cannot trace the C ``heapq``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tensorops._einsum._bitnet import BitNetwork
-from tensorops._einsum._hyper import Effort, search
-from tensorops._einsum._paths import find_path
+from tensorops._einsum.planning._bitnet import BitNetwork
+from tensorops._einsum.planning._hyper import Effort, search
+from tensorops._einsum.planning._paths import find_path
 from tests.test_paths import random_network
 
 torch = pytest.importorskip("torch")

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import pytest
 
 import tensorops as tops
-from tensorops._einsum._cost import contraction_steps
-from tensorops._einsum._paths import OPTIMAL_MAX_OPERANDS
+from tensorops._einsum.planning._cost import contraction_steps
+from tensorops._einsum.planning._paths import OPTIMAL_MAX_OPERANDS
 
 # A hang fails the test instead of stalling the suite.
 pytestmark = pytest.mark.timeout(120)
@@ -103,7 +103,7 @@ def test_auto_plans_large_networks_through_einsum_path(name: str) -> None:
 @pytest.mark.parametrize("strategy", ["auto", "greedy"])
 @pytest.mark.parametrize("name", sorted(_NETWORKS))
 def test_find_path_on_large_networks(name: str, strategy: str) -> None:
-    from tensorops._einsum._paths import find_path
+    from tensorops._einsum.planning._paths import find_path
 
     network = _NETWORKS[name]()
     inputs, output, sizes = network

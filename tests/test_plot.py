@@ -11,7 +11,7 @@ import pytest
 
 import tensorops as tops
 from tensorops.__main__ import main
-from tensorops._einsum._plot import tree_of
+from tensorops._einsum.planning._plot import tree_of
 from tests.test_progress import _lattice as lattice
 
 matplotlib = pytest.importorskip("matplotlib")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tensorops as tops
-from tensorops._einsum import _progress
+from tensorops._einsum.planning import _progress
 from tests.test_paths import grid
 
 tqdm = pytest.importorskip("tqdm")

@@ -12,11 +12,11 @@ import pytest
 
 oe = pytest.importorskip("opt_einsum")
 
-from tensorops._einsum._bitnet import BitNetwork  # noqa: E402
-from tensorops._einsum._cost import contraction_steps, total_flops  # noqa: E402
-from tensorops._einsum._greedy import plan_greedy  # noqa: E402
-from tensorops._einsum._paths import find_path  # noqa: E402
-from tensorops._einsum._reconfigure import ContractionTree  # noqa: E402
+from tensorops._einsum.planning._bitnet import BitNetwork  # noqa: E402
+from tensorops._einsum.planning._cost import contraction_steps, total_flops  # noqa: E402
+from tensorops._einsum.planning._greedy import plan_greedy  # noqa: E402
+from tensorops._einsum.planning._paths import find_path  # noqa: E402
+from tensorops._einsum.planning._reconfigure import ContractionTree  # noqa: E402
 from tests.test_paths import Network, costly, grid, random_network, ring, with_dangling  # noqa: E402
 
 MID = [(n, seed) for n in (13, 15, 17, 20) for seed in range(6)]

@@ -18,13 +18,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorops._einsum._cost import (
+from tensorops._einsum.planning._cost import (
     contraction_steps,
     sliced_contraction_steps,
     sliced_network,
     total_flops,
 )
-from tensorops._einsum._paths import (
+from tensorops._einsum.planning._paths import (
     PLANNERS,
     find_path,
     plan_contraction,

@@ -140,6 +140,18 @@ class ArrayApiBackend(AdapterBase):
         dtype = info().default_dtypes()["real floating"] if info else self.xp.float64
         return self.xp.astype(x, dtype)
 
+    def widened(self, x: Any) -> Any:
+        # float16 and bfloat16 are not in the standard: known by name ("mlx.core.float16")
+        return self.xp.astype(x, self.xp.float32) if str(x.dtype).endswith("float16") else x
+
+    def known(self, x: Any) -> Any:
+        if self.is_dask:  # lazy: values are computed when the user asks
+            return None
+        try:
+            return self.to_numpy(x)
+        except (TypeError, ValueError, RuntimeError):  # a tracer of jax.jit, MLX's compile
+            return None
+
     def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         xp = self.xp
         top = xp.max(x, axis=axis, keepdims=True)

@@ -202,8 +202,20 @@ class NumpyBackend(AdapterBase):
         # the dtype np.exp gives: float16 for (u)int8 and bool, float32 for int16, ...
         return x.astype(np.result_type(x.dtype, np.float16))
 
+    def widened(self, x: Any) -> Any:
+        return x.astype(np.float32) if x.dtype == np.float16 else x
+
+    def known(self, x: Any) -> Any:
+        return x
+
     def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         top = np.maximum.reduce(x, axis, keepdims=True)
+        # one check that every maximum is finite (Python's sum of a few: quicker than a ufunc)
+        total = sum(top.ravel().tolist()) if top.size <= 64 else np.add.reduce(top, None)
+        if math.isfinite(total):  # x - top <= 0: exp is quiet
+            shifted = np.subtract(x, top)
+            np.exp(shifted, out=shifted)
+            return shifted, top
         top[~np.isfinite(top)] = 0
         shifted = np.subtract(x, top)
         with _quiet():
@@ -211,8 +223,7 @@ class NumpyBackend(AdapterBase):
         return shifted, top
 
     def log(self, x: Any) -> Any:
-        with _quiet():
-            return np.log(x)
+        return np.log(x)
 
     def elementwiser(self, name: str, numbers: tuple[int, ...]) -> Callable[..., Any]:
         return _ELEMENTWISE[name]  # the ufuncs take Python numbers as NumPy's operators do

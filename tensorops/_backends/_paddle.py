@@ -204,6 +204,13 @@ class PaddleBackend(AdapterBase):
     def floating(self, x: Any) -> Any:
         return kernels.floating(x)
 
+    def widened(self, x: Any) -> Any:
+        return x.astype(paddle.float32) if x.dtype in (paddle.float16, paddle.bfloat16) else x
+
+    def known(self, x: Any) -> Any:
+        # a value of a static program has no values until the program runs
+        return x.numpy() if isinstance(x, paddle.Tensor) and paddle.in_dynamic_mode() else None
+
     @kernels.widening
     def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         # detached: the result does not depend on the shift, so no gradient need flow there

@@ -236,6 +236,12 @@ class TensorflowBackend(AdapterBase):
         # NumPy's rule for exp of integers: float16 for 8 bits and bool, float32 for 16, ...
         return tf.cast(x, tf.as_dtype(np.result_type(x.dtype.as_numpy_dtype, np.float16)))
 
+    def widened(self, x: Any) -> Any:
+        return tf.cast(x, tf.float32) if x.dtype in (tf.float16, tf.bfloat16) else x
+
+    def known(self, x: Any) -> Any:
+        return x.numpy() if tf.executing_eagerly() and hasattr(x, "numpy") else None
+
     @_step
     def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         # no gradient through the shift: the result does not depend on it

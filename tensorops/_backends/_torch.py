@@ -21,7 +21,7 @@ import torch
 
 from tensorops._backends._base import AdapterBase
 from tensorops._errors import FRAMEWORK_ERRORS, BackendError
-from tensorops._staging import STAND_INS
+from tensorops._staging import STAND_INS, is_compiling
 from tensorops._staging.sizes import shape_values
 from tensorops._types import Backend, Executor, IndexSpec
 
@@ -209,10 +209,26 @@ class TorchBackend(AdapterBase):
             return x
         return x.to(torch.get_default_dtype())  # what torch.exp gives an integer tensor
 
+    def widened(self, x: Any) -> Any:
+        return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+    def known(self, x: Any) -> Any:
+        # a graph being made (Dynamo, its fake tensors, torch.jit.trace, torch.func's
+        # wrappers) has no values to read
+        if type(x) is not torch.Tensor or x.is_meta or is_compiling():
+            return None
+        if torch._C._get_tracing_state() is not None:
+            return None
+        try:
+            return x.item() if x.dim() == 0 else tensor_to_numpy(x.detach())
+        except RuntimeError:  # a tensor of a torch.func transform (vmap, grad)
+            return None
+
     def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         # detached: the result does not depend on the shift, so no gradient need flow there
-        top = torch.amax(x.detach(), axis, keepdim=True).nan_to_num_(0.0, 0.0, 0.0)
-        return torch.exp(x - top), top
+        top = torch.amax(x.detach() if x.requires_grad else x, axis, keepdim=True)
+        top.nan_to_num_(0.0, 0.0, 0.0)
+        return (x - top).exp_(), top  # in place: the difference is a temporary of its own
 
     def log(self, x: Any) -> Any:
         return torch.log(x)

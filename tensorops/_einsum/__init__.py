@@ -5,9 +5,9 @@ from tensorops._einsum._api import einsum as einsum
 from tensorops._einsum._api import einsum_path as einsum_path
 from tensorops._einsum._expression import EinsumExpression as EinsumExpression
 from tensorops._einsum._expression import einsum_expression as einsum_expression
-from tensorops._einsum._optimizer import PathOptimizer as PathOptimizer
-from tensorops._einsum._optimizer import register_presets as register_presets
-from tensorops._einsum._store import PlanStore as PlanStore
+from tensorops._einsum.planning._optimizer import PathOptimizer as PathOptimizer
+from tensorops._einsum.planning._optimizer import register_presets as register_presets
+from tensorops._einsum.planning._store import PlanStore as PlanStore
 
 __all__ = [
     "ContractionPlan",

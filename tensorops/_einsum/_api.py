@@ -4,7 +4,7 @@
 cached plan does one ``type(x)`` lookup per operand, one LRU lookup keyed on
 (equation, shapes, lengths, settings, notation), then runs the compiled program.
 Calls in the other formats its peers take (sublists, a list of operands, numpy's
-and opt_einsum's keywords) are read by `tensorops._einsum._arguments` first.
+and opt_einsum's keywords) are read by `tensorops._einsum.equations._arguments` first.
 ``einsum_path`` plans without running, and never compiles a program.
 """
 
@@ -20,7 +20,7 @@ from tensorops._backends import NUMPY_BACKEND, get_backend
 from tensorops._config import Settings, check_progress, config
 from tensorops._convert import convert
 from tensorops._dispatch import Op, call_many
-from tensorops._einsum._arguments import (
+from tensorops._einsum.equations._arguments import (
     OPTIONS,
     array_like,
     operand_list,
@@ -29,19 +29,19 @@ from tensorops._einsum._arguments import (
     split_operands,
     sublist_subscripts,
 )
-from tensorops._einsum._bind import bind_equation
-from tensorops._einsum._concat import einsum_concat, has_concat
-from tensorops._einsum._execute import letter_equation
-from tensorops._einsum._optimizer import PathOptimizer
-from tensorops._einsum._program import (
+from tensorops._einsum.equations._bind import bind_equation
+from tensorops._einsum.equations._concat import einsum_concat, has_concat
+from tensorops._einsum.equations._semiring import SEMIRINGS
+from tensorops._einsum.planning._optimizer import PathOptimizer
+from tensorops._einsum.planning._progress import with_progress
+from tensorops._einsum.programs._execute import letter_equation
+from tensorops._einsum.programs._program import (
     ContractionPlan,
     einsum_program,
     plan_einsum,
     plan_einsum_cached,
 )
-from tensorops._einsum._progress import with_progress
-from tensorops._einsum._run_semiring import semiring_executor
-from tensorops._einsum._semiring import SEMIRINGS
+from tensorops._einsum.semirings._run_semiring import semiring_executor
 from tensorops._errors import ArgumentError, TensorOpsError, describe_inputs
 from tensorops._staging import raise_error
 from tensorops._types import Backend, Executor
@@ -241,7 +241,7 @@ def einsum(*args: Any, **keywords: Any) -> Any:
             equation, operands, spaced = args[-1], args[:-1], True
             if type(equation) is not str:
                 raise TypeError
-        if "+" in equation:  # concatenation: `tensorops._einsum._concat`
+        if "+" in equation:  # concatenation: `tensorops._einsum.equations._concat`
             raise TypeError
         if keywords:
             lengths, options = read_keywords("einsum", equation, spaced, keywords)
@@ -264,7 +264,14 @@ def _semiring_settings(options: dict[str, Any]) -> Settings:
     if len(options) != 1 or type(semiring) is not str or semiring not in SEMIRINGS:
         raise TypeError
     current = config.current()
-    return Settings(*current[:4], semiring)
+    last = _LAST_SETTINGS.get(semiring)
+    if last is None or last[0] is not current:  # made once per semiring and settings
+        last = _LAST_SETTINGS[semiring] = (current, Settings(*current[:4], semiring))
+    return last[1]
+
+
+#: Per semiring, the settings in effect when last asked for and the call's settings.
+_LAST_SETTINGS: dict[str, tuple[Settings, Settings]] = {}
 
 
 def _shape(operand: Any) -> tuple[int, ...]:

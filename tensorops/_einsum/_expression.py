@@ -7,7 +7,7 @@ constants (and what those steps made) run once per array family and device, the
 first time the expression is called with arrays of that family on that device, and
 their results are kept. A call then runs the remaining steps only.
 
-The split is made on the compiled program (`tensorops._einsum._execute`): a step
+The split is made on the compiled program (`tensorops._einsum.programs._execute`): a step
 whose two slots hold constants or results of constant steps is a constant step. A
 sliced plan (a memory limit it could not meet otherwise) runs every step per slice:
 its constants are kept converted, not contracted ahead.
@@ -25,29 +25,40 @@ from tensorops._backends import NUMPY_BACKEND, get_backend
 from tensorops._config import Settings, config
 from tensorops._convert import convert
 from tensorops._einsum._api import framework_einsum, optimizer_path, path_shape
-from tensorops._einsum._arguments import (
+from tensorops._einsum.equations._arguments import (
     Extras,
     array_like,
     read_keywords,
     read_options,
     split_operands,
 )
-from tensorops._einsum._cost import contraction_steps
-from tensorops._einsum._execute import (
+from tensorops._einsum.planning._cost import contraction_steps
+from tensorops._einsum.planning._paths import find_path
+from tensorops._einsum.programs._execute import (
     Pair,
     Program,
     arrange_output,
     prepare_operand,
     promote,
+    promote_slots,
     run_pairs,
 )
-from tensorops._einsum._paths import find_path
-from tensorops._einsum._program import (
+from tensorops._einsum.programs._program import (
     BuiltProgram,
     ContractionPlan,
     EinsumPlan,
     einsum_program,
     plan_einsum_cached,
+)
+from tensorops._einsum.semirings._run_semiring import (
+    SemiringProgram,
+    run_semiring,
+    semiring_program,
+)
+from tensorops._einsum.semirings._semiring_expression import (
+    Prepared,
+    prepare_constants,
+    run_with_constants,
 )
 from tensorops._errors import ArgumentError, ShapeError, TensorOpsError, describe_inputs
 from tensorops._staging import raise_error
@@ -80,7 +91,7 @@ def split_program(program: Program, constants: frozenset[int]) -> _Split:
     """Which steps of `program` read only `constants` (operand positions) or their products.
 
     Examples:
-        >>> from tensorops._einsum._program import einsum_program, plan_einsum
+        >>> from tensorops._einsum.programs._program import einsum_program, plan_einsum
         >>> from tensorops._config import Settings, config
         >>> shapes = ((64, 3), (3, 64), (64, 3))
         >>> plan = plan_einsum("ij,jk,kl->il", shapes, (), None, config.current())
@@ -130,6 +141,8 @@ class EinsumExpression:
         "_compiled",
         "_constants",
         "_runners",
+        "_semiring",
+        "_singles",
         "_split",
         "_tiny",
         "_variable_shapes",
@@ -146,9 +159,14 @@ class EinsumExpression:
         compiled: BuiltProgram,
         constants: dict[int, Any],
         tiny: Callable[[Backend], Any] | None = None,
+        semiring: tuple[SemiringProgram, bool] | None = None,
     ) -> None:
         self.equation = equation
         self._tiny = tiny  # adapter -> the framework's einsum for a tiny pair, or None
+        # another semiring's program, and whether calls return the maximizing indices too
+        self._semiring = semiring
+        # (array type, device) -> the one-product executor of a call with its constants
+        self._singles: dict[tuple[Any, Any], Callable[[Sequence[Any], Any], Any]] = {}
         self._runners: dict[Backend, Callable[[Sequence[Any]], Any]] = {}
         self.plan = plan
         self.constants = tuple(sorted(constants))
@@ -157,9 +175,11 @@ class EinsumExpression:
         self._variables = tuple(i for i in range(len(plan.shapes)) if i not in constants)
         self._variable_shapes = tuple(plan.shapes[i] for i in self._variables)
         program = compiled.program
-        self._split = None if program is None else split_program(program, frozenset(constants))
+        self._split = None  # with argmax=True every step runs per call: its pointers
+        if program is not None and (semiring is None or not semiring[1]):
+            self._split = split_program(program, frozenset(constants))
         # (family, device) -> the kept slots' values (or, sliced, the converted constants)
-        self._cache: dict[tuple[Any, Any], dict[int, Any]] = {}
+        self._cache: dict[tuple[Any, Any], dict[int, Any] | Prepared] = {}
 
     @property
     def shapes(self) -> tuple[tuple[int, ...], ...]:
@@ -183,6 +203,11 @@ class EinsumExpression:
             TensorOpsError: The wrong number of arrays, or an array of the wrong shape.
         """
         try:
+            if self._singles and len(arrays) == 1 and out is None and backend == "auto":
+                x = arrays[0]  # an HMM's step: one product with a constant, called often
+                run = self._singles.get((type(x), getattr(x, "device", None)))
+                if run is not None and x.shape == self._variable_shapes[0]:
+                    return run(arrays, None)
             if backend == "auto" and self._fits(arrays):  # the common call, checked briefly
                 return self._run(arrays, out)
             operands = self._check(tuple(array_like(x) for x in arrays))
@@ -231,20 +256,31 @@ class EinsumExpression:
     def _run(self, operands: tuple[Any, ...], out: Any) -> Any:
         like = operands[0] if operands else _like(operands, self._constants.values())
         backend = _backend(like)
+        extras = self._extras(out)
         if not self._constants:
-            if out is not None:
-                return self._compiled.run(backend, operands, Extras(None, None, out, "K"))
+            if extras is not None:
+                return self._contract(backend, operands, extras)
             run = self._runners.get(backend)
             if run is None:
                 run = self._runners[backend] = self._runner(backend)
             return run(operands)
         kept = self._kept(backend, like)
         program, split = self._compiled.program, self._split
-        if program is None or split is None:
+        if isinstance(kept, dict) and (program is None or split is None):
             full = dict(kept)
             full.update(zip(self._variables, operands, strict=True))
-            extras = None if out is None else Extras(None, None, out, "K")
-            return self._compiled.run(backend, [full[i] for i in range(len(full))], extras)
+            return self._contract(backend, [full[i] for i in range(len(full))], extras)
+        assert program is not None
+        assert split is not None
+        if isinstance(kept, Prepared):
+            if kept.call is not None:  # one product with a constant: an HMM's step
+                if len(operands) == 1:
+                    where = (type(operands[0]), getattr(operands[0], "device", None))
+                    self._singles[where] = kept.call
+                return kept.call(operands, extras)
+            assert self._semiring is not None
+            variables = dict(zip(self._variables, operands, strict=True))
+            return run_with_constants(self._semiring[0], backend, variables, kept, split, extras)
         slots: list[Any] = [None] * (len(self.shapes) + len(program.pairs))
         for position, x in zip(self._variables, operands, strict=True):
             step = program.prepare[position]
@@ -252,10 +288,21 @@ class EinsumExpression:
         for slot, value in kept.items():
             slots[slot] = value
         if backend.name != "numpy":
-            _promote_slots(backend, slots, (*self._variables, *kept))
+            promote_slots(backend, slots, (*self._variables, *kept))
         run_pairs(backend, slots, split.rest)
         result = arrange_output(backend, slots[program.final], program.perm, program.shape)
         return result if out is None else backend.write(out, result, "unsafe")
+
+    def _extras(self, out: Any) -> Extras | None:
+        """What a call asks of its result: ``out=``, the indices of ``argmax=True``."""
+        argmax = self._semiring is not None and self._semiring[1]
+        return None if out is None and not argmax else Extras(None, None, out, "K", argmax)
+
+    def _contract(self, backend: Backend, operands: Sequence[Any], extras: Extras | None) -> Any:
+        """The whole program on every operand (the constants among them)."""
+        if self._semiring is None:
+            return self._compiled.run(backend, operands, extras)
+        return run_semiring(self._semiring[0], backend, operands, extras)
 
     def _runner(self, backend: Backend) -> Callable[[Sequence[Any]], Any]:
         """What runs a call without constants: the program, or a tiny pair's einsum.
@@ -265,10 +312,9 @@ class EinsumExpression:
         framework = None if self._tiny is None else self._tiny(backend)
         if framework is not None:
             return lambda operands: framework(*operands)
-        compiled = self._compiled
-        return lambda operands: compiled.run(backend, operands, None)
+        return functools.partial(self._contract, backend, extras=None)
 
-    def _kept(self, backend: Backend, like: Any) -> dict[int, Any]:
+    def _kept(self, backend: Backend, like: Any) -> dict[int, Any] | Prepared:
         """The constants' contribution for arrays like `like`, computed on first use."""
         device = getattr(like, "device", None)
         try:
@@ -281,7 +327,7 @@ class EinsumExpression:
             kept = self._cache[key] = self._evaluate(backend, like, device)
         return kept
 
-    def _evaluate(self, backend: Backend, like: Any, device: Any) -> dict[int, Any]:
+    def _evaluate(self, backend: Backend, like: Any, device: Any) -> dict[int, Any] | Prepared:
         """The constants in `backend`'s family on `device`, contracted as far as they go."""
         target = _target(backend)
         slots: dict[int, Any] = {}
@@ -293,6 +339,8 @@ class EinsumExpression:
             return slots
         if backend.name != "numpy" and len(slots) > 1:
             slots = dict(zip(slots, promote(backend, list(slots.values())), strict=True))
+        if self._semiring is not None:
+            return prepare_constants(self._semiring[0], backend, slots, split)
         for position, x in slots.items():
             step = program.prepare[position]
             slots[position] = x if step is None else prepare_operand(backend, x, step)
@@ -308,7 +356,9 @@ class EinsumExpression:
     def evaluated_constants(self) -> dict[tuple[str, str], tuple[Any, ...]]:
         """What the constants were contracted to, per (family, device) called so far."""
         return {
-            (_family_name(backend), str(device)): tuple(kept.values())
+            (_family_name(backend), str(device)): tuple(
+                (kept.slots if isinstance(kept, Prepared) else kept).values()
+            )
             for (backend, device), kept in self._cache.items()
         }
 
@@ -330,16 +380,6 @@ class EinsumExpression:
         if self.constants:
             lines.append(f"  constants: {list(self.constants)}")
         return "\n".join([*lines, str(self.plan)])
-
-
-def _promote_slots(backend: Backend, slots: list[Any], positions: Iterable[int]) -> None:
-    """Cast the arrays at `positions` to their common dtype (where they differ)."""
-    positions = tuple(positions)
-    dtypes = {slots[i].dtype for i in positions}
-    if len(dtypes) > 1:
-        cast = promote(backend, [slots[i] for i in positions])
-        for i, x in zip(positions, cast, strict=True):
-            slots[i] = x
 
 
 def _like(operands: Iterable[Any], constants: Iterable[Any]) -> Any:
@@ -413,12 +453,15 @@ def einsum_expression(
             floating-point result; another order rounds differently.
         **keywords: Axis lengths and the planning options of `einsum`
             (``strategy``, ``optimize``, ``memory_limit``, ``max_time``,
-            ``minimize``; ``use_blas`` is accepted). ``out=`` and ``backend=`` are
-            given to the calls.
+            ``minimize``; ``use_blas`` is accepted), and ``semiring=`` with
+            ``argmax=``: over ``"logsumexp"`` the constants' shifted exps are made
+            once too, so that a step on a constant matrix is one matrix product.
+            ``out=`` and ``backend=`` are given to the calls.
 
     Returns:
         An `EinsumExpression`: ``expr(*arrays, out=None, backend="auto")`` takes
-        the operands that are not constants, in order.
+        the operands that are not constants, in order (with ``argmax=True`` it
+        returns the values and the indices, as `einsum` does).
 
     Raises:
         TensorOpsError: The equation does not fit the shapes, a constant is not an
@@ -434,6 +477,12 @@ def einsum_expression(
         (64, 3)
         >>> expr.plan.path  # w1 @ w2 first: done once, then one matmul per call
         [(1, 2), (0, 1)]
+        >>> step = tops.einsum_expression(
+        ...     "i,ij->j", (2,), np.log([[0.9, 0.1], [0.2, 0.8]]), constants=[1],
+        ...     semiring="logsumexp",
+        ... )
+        >>> np.exp(step(np.log([0.5, 0.5]))).round(2)  # an HMM's forward step
+        array([0.55, 0.45])
     """
     equation: Any = None
     operands: tuple[Any, ...] = ()
@@ -449,13 +498,7 @@ def einsum_expression(
             tuple(fixed[i].shape) if i in fixed else path_shape(x, True)
             for i, x in enumerate(operands)
         )
-        settings, _, _ = read_options(options, config.current, shapes, operands)
-        if settings.semiring != "sum":
-            raise ArgumentError(
-                f"semiring={settings.semiring!r}: einsum_expression contracts sums of products",
-                hint="tops.einsum(equation, *arrays, semiring=...) plans once per set of "
-                "shapes too: its plans are cached",
-            )
+        settings, extras, _ = read_options(options, config.current, shapes, operands)
         settings = optimizer_path(settings, equation, shapes, lengths, spaced)
         plan = plan_einsum_cached(equation, shapes, tuple(lengths.items()), spaced, settings)
         if constants_first:
@@ -471,8 +514,14 @@ def einsum_expression(
             )
         )
     shown = equation if type(equation) is str else plan.bound.normalized
-    tiny = None if fixed else functools.partial(framework_einsum, plan, settings)
-    return EinsumExpression(shown, ContractionPlan(plan, shapes), einsum_program(plan), fixed, tiny)
+    semiring, tiny = None, None
+    if settings.semiring != "sum":
+        run = semiring_program(plan, settings.memory_limit)
+        compiled, semiring = run.built, (run, extras is not None and extras.argmax)
+    else:
+        compiled = einsum_program(plan)
+        tiny = None if fixed else functools.partial(framework_einsum, plan, settings)
+    return EinsumExpression(shown, ContractionPlan(plan, shapes), compiled, fixed, tiny, semiring)
 
 
 def call_flops(

@@ -3,7 +3,7 @@
 Each op is planned by the function its run time calls (`tensorops._plan.plan_recipe`,
 `tensorops._concat.plan_concat`, `tensorops._marked.plan_marked`,
 `tensorops._index_plan.plan_index`, `tensorops._elementwise._planning.plan_operands`,
-`tensorops._einsum._bind.bind_equation`, `tensorops._pack_patterns.pack_term` and
+`tensorops._einsum.equations._bind.bind_equation`, `tensorops._pack_patterns.pack_term` and
 `shape_term`, `tensorops._einmix.plan_einmix`), so a finding says what the call would
 say when it runs. The arrays are probes (`tensorops._probes`), or the call's own
 shapes where literals give them all and every length is a constant.
@@ -21,7 +21,7 @@ from typing import Any
 
 from tensorops._concat import plan_concat
 from tensorops._einmix import plan_einmix
-from tensorops._einsum._bind import bind_equation
+from tensorops._einsum.equations._bind import bind_equation
 from tensorops._elementwise._planning import plan_operands
 from tensorops._errors import ArgumentError, TensorOpsError, unknown_option
 from tensorops._grammar import Axis, is_spaced, items_of, parse_pattern

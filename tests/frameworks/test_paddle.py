@@ -546,3 +546,18 @@ def test_exp_of_minus_infinity_is_zero_in_float64() -> None:
     np.testing.assert_array_equal(tops.softmax(x, "b [i]").numpy(), [[0.0, 1.0, 0.0]])
     got = tops.reduce(_t(np.full((1, 2), -np.inf)), "b i -> b", "logsumexp")
     np.testing.assert_array_equal(got.numpy(), [-np.inf])
+
+
+def test_logsumexp_einsum_is_exact_in_dynamic_and_static_graphs() -> None:
+    rng = np.random.default_rng(3)
+    a, b = 1e4 * rng.standard_normal((4, 5)), 1e4 * rng.standard_normal((5, 3))
+    block = a[:, :, None] + b[None]
+    top = block.max(1)
+    want = np.log(np.exp(block - top[:, None]).sum(1)) + top
+
+    def contract(x: Any, y: Any) -> Any:
+        return tops.einsum("ij,jk->ik", x, y, semiring="logsumexp")
+
+    for run in (contract, paddle.jit.to_static(contract, full_graph=True)):
+        got = run(paddle.to_tensor(a), paddle.to_tensor(b)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-13)

@@ -370,3 +370,17 @@ def test_every_op_with_unknown_static_shapes(case: Case) -> None:
 def _run_at_sizes(function: Any, case: Case) -> None:
     for n in SIZES:
         assert_same(function(*case.arrays(n)), case.expected(n), np.asarray)
+
+
+def test_logsumexp_einsum_is_exact_with_unknown_lengths() -> None:
+    # no value is known while the graph is built: every position takes the exact path,
+    # with unknown lengths in one block
+    rng = _rng()
+    x, y = 1e4 * rng.normal(size=(4, 5)), 1e4 * rng.normal(size=(5, 3))
+    block = x[:, :, None] + y[None]
+    top = block.max(1)
+    want = np.log(np.exp(block - top[:, None]).sum(1)) + top
+    for shapes in (((None, None), (None, None)), ((4, 5), (5, 3))):
+        a, b = pt.tensor("a", shape=shapes[0]), pt.tensor("b", shape=shapes[1])
+        got = tops.einsum("ij,jk->ik", a, b, semiring="logsumexp")
+        np.testing.assert_allclose(pytensor.function([a, b], got, mode=FAST)(x, y), want)

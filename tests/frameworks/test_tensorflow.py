@@ -437,3 +437,20 @@ def test_each_pair_is_one_tensorflow_einsum(
     got = tops.einsum(equation, *map(tf.constant, arrays))
     np.testing.assert_allclose(got.numpy(), expected, rtol=_tolerance(np.float64, 8 * 7))
     np.testing.assert_allclose(traced(*arrays).numpy(), expected, rtol=_tolerance(np.float64, 56))
+
+
+def _spread_apart() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Log-values 1e4 apart (each row's maximum where the columns are low), and the truth."""
+    rng = np.random.default_rng(3)
+    a, b = 1e4 * rng.standard_normal((4, 5)), 1e4 * rng.standard_normal((5, 3))
+    block = a[:, :, None] + b[None]
+    top = block.max(1)
+    return a, b, np.log(np.exp(block - top[:, None]).sum(1)) + top
+
+
+def test_logsumexp_einsum_is_exact_eager_and_in_a_graph() -> None:
+    a, b, want = _spread_apart()
+    contract = lambda x, y: tops.einsum("ij,jk->ik", x, y, semiring="logsumexp")  # noqa: E731
+    for run in (contract, tf.function(contract), tf.function(contract, jit_compile=True)):
+        got = run(tf.constant(a), tf.constant(b)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-13)
