@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from tensorops._axes import (
     Dim,
+    Slot,
     check_lengths,
     check_used,
     count_dots,
@@ -39,12 +40,15 @@ from tensorops._grammar import (
     Pattern,
     Term,
     check_names,
-    items_of,
     parse_pattern,
 )
 from tensorops._types import Backend, Executor
 
 __all__ = ["PATTERN_OPS", "Recipe", "check_pattern", "check_term", "make_recipe", "plan_recipe"]
+
+#: A named tuple made without its Python-level ``__new__`` (half the cost): the dims of
+#: every pattern's first call (benchmarks/cold.py).
+_new = tuple.__new__
 
 #: The ops a recipe serves.
 PATTERN_OPS = ("rearrange", "reduce", "repeat")
@@ -220,52 +224,114 @@ def check_term(pattern: Pattern, term: Term, side: str, op: str, brackets: bool 
     Raises:
         PatternError: at the first element `op` does not accept there.
     """
-    seen: set[str] = set()
+    _read_term(pattern, term, side, op, brackets)
+
+
+class _TermRead(NamedTuple):
+    """One term of a pattern as `_read_term` finds it, checked."""
+
+    term: Term
+    names: dict[str, Span]  # each axis name with its span, left to right
+    dots: Span | None  # where '...' is
+    anons: list[Anon]  # the anonymous axes of a length other than 1
+    dims: tuple[Dim, ...] | None  # `term_dims` of a term without '...' or brackets, if asked
+
+
+def _read_term(
+    pattern: Pattern, term: Term, side: str, op: str, brackets: bool, prefix: str | None = None
+) -> _TermRead:
+    """`check_term`, reading the term once for the checks of the whole pattern too.
+
+    With `prefix`, the term's dims are made on the way (`term_dims` with that
+    `anon_prefix`), unless ``...`` or brackets make them depend on the shape.
+    """
+    names: dict[str, Span] = {}
     dots: Span | None = None
-    for element, item in items_of(term):
-        if isinstance(element, Bracket) and not brackets:
-            raise _not_allowed(pattern, element.span, op)
-        if isinstance(item, Dots):
-            if dots is not None:
-                raise PatternError(
-                    f"'...' appears twice on the {side}", pattern=pattern.text, span=item.span
-                )
-            if side == "left" and isinstance(element, Group):
-                raise PatternError(
-                    "'...' inside parentheses is not allowed on the left",
-                    pattern=pattern.text,
-                    span=element.span,
-                    hint="the axes '...' stands for are only known after matching the input",
-                )
-            dots = item.span
-        elif isinstance(item, Axis):
-            if item.name in seen:
-                raise PatternError(
-                    f"axis '{item.name}' appears twice on the {side}",
-                    pattern=pattern.text,
-                    span=item.span,
-                    hint="use einsum to take a diagonal",
-                )
-            seen.add(item.name)
-        elif not isinstance(item, Anon):
-            raise _not_allowed(pattern, item.span, op)
+    anons: list[Anon] = []
+    dims: list[Dim] | None = [] if prefix is not None else None
+    for element in term.elements:
+        kind = element.__class__
+        if element.__class__ is Axis:  # the common element, read at once
+            name, span = element
+            if name in names:
+                raise _twice(pattern, element, side)
+            names[name] = span
+            if dims is not None:
+                dims.append(_new(Dim, ((_new(Slot, (name, None, span)),), span, False)))
+            continue
+        slots: list[Slot] = []
+        inners = element.elements if element.__class__ is Bracket else (element,)
+        for inner in inners:
+            for item in inner.items if inner.__class__ is Group else (inner,):
+                if kind is Bracket and not brackets:
+                    raise _not_allowed(pattern, element.span, op)
+                if item.__class__ is Dots:
+                    if dots is not None:
+                        raise PatternError(
+                            f"'...' appears twice on the {side}",
+                            pattern=pattern.text,
+                            span=item.span,
+                        )
+                    if side == "left" and kind is Group:
+                        raise _dots_grouped(pattern, element.span)
+                    dots = item.span
+                elif item.__class__ is Axis:
+                    if item.name in names:
+                        raise _twice(pattern, item, side)
+                    names[item.name] = item.span
+                    slots.append(_new(Slot, (item.name, None, item.span)))
+                elif item.__class__ is not Anon:
+                    raise _not_allowed(pattern, item.span, op)
+                elif item.length != 1:
+                    anons.append(item)
+                    if dims is not None:
+                        name = f"{prefix}{len(dims)}.{len(slots)}"
+                        slots.append(Slot(name, item.length, item.span))
+        if dims is not None:
+            dims.append(_new(Dim, (tuple(slots), element.span, False)))
+            if kind is Bracket or dots is not None:
+                dims = None
+    return _TermRead(term, names, dots, anons, None if dims is None else tuple(dims))
 
 
-def _names(term: Term) -> dict[str, Span]:
-    return {item.name: item.span for _, item in items_of(term) if isinstance(item, Axis)}
+def _dots_grouped(pattern: Pattern, span: Span) -> PatternError:
+    return PatternError(
+        "'...' inside parentheses is not allowed on the left",
+        pattern=pattern.text,
+        span=span,
+        hint="the axes '...' stands for are only known after matching the input",
+    )
 
 
-def _dots_span(term: Term) -> Span | None:
-    return next((item.span for _, item in items_of(term) if isinstance(item, Dots)), None)
+def _twice(pattern: Pattern, axis: Axis, side: str) -> PatternError:
+    return PatternError(
+        f"axis '{axis.name}' appears twice on the {side}",
+        pattern=pattern.text,
+        span=axis.span,
+        hint="use einsum to take a diagonal",
+    )
 
 
-@functools.lru_cache(maxsize=1024)
 def check_pattern(op: str, text: str) -> Pattern:
     """Parse `text` and check that `op` accepts it; cached on (op, text).
 
     Raises:
         PatternError: at the first element `op` does not accept.
     """
+    return _checked(op, text).pattern
+
+
+class _Checked(NamedTuple):
+    """A rearrange / reduce / repeat pattern, read and checked once for every shape."""
+
+    pattern: Pattern
+    left: _TermRead
+    right: _TermRead
+
+
+@functools.lru_cache(maxsize=1024)
+def _checked(op: str, text: str) -> _Checked:
+    """`check_pattern`, with what the plans need of each side; cached on (op, text)."""
     pattern = parse_pattern(text)
     if pattern.outputs is None:
         end = len(text)
@@ -273,7 +339,11 @@ def check_pattern(op: str, text: str) -> Pattern:
             "the pattern has no '->'", pattern=text, span=(end, end + 1), hint="e.g. 'b c -> c b'"
         )
     check_names(pattern)
-    for terms, side in ((pattern.inputs, "left"), (pattern.outputs, "right")):
+    read = []
+    for terms, side, prefix in (
+        (pattern.inputs, "left", "<in>"),
+        (pattern.outputs, "right", "<out>"),
+    ):
         if len(terms) != 1:
             span = (terms[0].span[1], terms[1].span[0])
             raise PatternError(
@@ -282,44 +352,42 @@ def check_pattern(op: str, text: str) -> Pattern:
                 span=span,
                 hint="separate axes with spaces, not commas",
             )
-        check_term(pattern, terms[0], side, op)
-    left, right = pattern.inputs[0], pattern.outputs[0]
-    left_dots, right_dots = _dots_span(left), _dots_span(right)
+        read.append(_read_term(pattern, terms[0], side, op, False, prefix))
+    left, right = read
     # reduce may reduce the axes '...' stands for: then it is on the left only.
-    if (left_dots is None) != (right_dots is None) and not (op == "reduce" and left_dots):
-        where = left_dots if left_dots is not None else right_dots
+    if (left.dots is None) != (right.dots is None) and not (op == "reduce" and left.dots):
+        where = left.dots if left.dots is not None else right.dots
         raise PatternError("'...' must appear on both sides or neither", pattern=text, span=where)
-    _check_names(op, text, left, right)
-    return pattern
+    _check_sides(op, text, left, right)
+    return _Checked(pattern, left, right)
 
 
-def _check_names(op: str, text: str, left: Term, right: Term) -> None:
-    left_names, right_names = _names(left), _names(right)
-    only_left = (
-        {} if op == "repeat" else {n: s for n, s in right_names.items() if n not in left_names}
-    )
-    only_right = (
-        {} if op == "reduce" else {n: s for n, s in left_names.items() if n not in right_names}
-    )
-    for missing, side in ((only_right, "right"), (only_left, "left")):
-        if missing:
-            name, span = next(iter(missing.items()))
-            hint = "use reduce to remove an axis, repeat to add one" if op == "rearrange" else None
+def _check_sides(op: str, text: str, left: _TermRead, right: _TermRead) -> None:
+    """Each side names the axes the other does, as `op` needs; integers where it takes them."""
+    left_names, right_names = left.names, right.names
+    if op != "reduce":
+        for name, span in left_names.items():
+            if name not in right_names:
+                _missing(op, text, name, span, "right")
+    if op != "repeat":
+        for name, span in right_names.items():
+            if name not in left_names:
+                _missing(op, text, name, span, "left")
+    for read, side in ((left, "left"), (right, "right")):
+        if read.anons and (op, side) not in (("reduce", "left"), ("repeat", "right")):
+            anon = read.anons[0]
             raise PatternError(
-                f"axis '{name}' is missing on the {side}", pattern=text, span=span, hint=hint
+                f"an anonymous axis of length {anon.length} is not allowed on the {side} of {op}",
+                pattern=text,
+                span=anon.span,
+                hint="name the axis and pass its length as a keyword",
             )
-    for term, side in ((left, "left"), (right, "right")):
-        for _, item in items_of(term):
-            if isinstance(item, Anon) and item.length != 1:
-                allowed = (op, side) in (("reduce", "left"), ("repeat", "right"))
-                if not allowed:
-                    raise PatternError(
-                        f"an anonymous axis of length {item.length} is not allowed on the "
-                        f"{side} of {op}",
-                        pattern=text,
-                        span=item.span,
-                        hint="name the axis and pass its length as a keyword",
-                    )
+
+
+def _missing(op: str, text: str, name: str, span: Span, side: str) -> NoReturn:
+    hint = "use reduce to remove an axis, repeat to add one" if op == "rearrange" else None
+    reason = f"axis '{name}' is missing on the {side}"
+    raise PatternError(reason, pattern=text, span=span, hint=hint)
 
 
 def plan_recipe(op: str, text: str, shape: Sequence[int], lengths: LengthItems = ()) -> Recipe:
@@ -329,24 +397,17 @@ def plan_recipe(op: str, text: str, shape: Sequence[int], lengths: LengthItems =
         PatternError: the pattern is malformed or `op` does not accept it.
         ShapeError: it does not fit the shape or the lengths.
     """
-    pattern = check_pattern(op, text)
-    assert pattern.outputs is not None
-    left, right = pattern.inputs[0], pattern.outputs[0]
-    dots = count_dots(text, left, len(shape))
-    given = check_lengths(lengths)
-    in_dims = term_dims(left, dots, anon_prefix="<in>")
-    known = {
-        slot.name: length
-        for dim in resolve_dims(text, in_dims, shape, given)
-        for slot, length in dim
-        if slot.name is not None
-    }
-    out_dims = term_dims(right, dots, anon_prefix="<out>")
-    used = set(known)
+    left, right = _checked(op, text)[1:]
+    in_dims, out_dims = left.dims, right.dims
+    if in_dims is None or out_dims is None or len(in_dims) != len(shape):
+        dots = count_dots(text, left.term, len(shape))
+        in_dims = term_dims(left.term, dots, anon_prefix="<in>")
+        out_dims = term_dims(right.term, dots, anon_prefix="<out>")
+    given = check_lengths(lengths) if lengths else {}
+    known = _resolve(text, in_dims, shape, given)
     for dim in out_dims:
         for slot in dim.slots:
             name = slot.name or ""
-            used.add(name)
             if name in known:
                 continue
             length = slot.length if slot.length is not None else given.get(name)
@@ -358,12 +419,31 @@ def plan_recipe(op: str, text: str, shape: Sequence[int], lengths: LengthItems =
                     hint=f"pass {name}=... or write an integer literal",
                 )
             known[name] = length
-    check_used(text, given, used)
+    if given:
+        check_used(text, given, known)
     return make_recipe(tuple(shape), in_dims, out_dims, known)
 
 
-def _slot_names(dims: Sequence[Dim]) -> list[str]:
-    return [slot.name or "" for dim in dims for slot in dim.slots]
+def _resolve(
+    text: str, dims: Sequence[Dim], shape: Sequence[int], given: dict[str, int]
+) -> dict[str, int]:
+    """Every named axis of `dims` with its length (`resolve_dims`).
+
+    A dimension of one axis, neither given nor written, is its length as it is: that
+    is `resolve_dims`' answer too, for any size. The others go through it.
+    """
+    known: dict[str, int] = {}
+    for dim, length in zip(dims, shape, strict=True):
+        slots = dim.slots
+        if len(slots) == 1:
+            name, written, _ = slots[0]
+            if written is None and name not in given and name is not None:
+                known[name] = length
+                continue
+        for slot, value in resolve_dims(text, (dim,), (length,), given)[0]:
+            if slot.name is not None:
+                known[slot.name] = value
+    return known
 
 
 def make_recipe(
@@ -374,25 +454,33 @@ def make_recipe(
     Axes of `out_dims` missing from `in_dims` are broadcast (as repeat does); axes of
     `in_dims` missing from `out_dims` are reduced. `known` holds every axis's length.
     """
-    in_axes, out_axes = _slot_names(in_dims), _slot_names(out_dims)
+    in_axes = [slot.name or "" for dim in in_dims for slot in dim.slots]
+    out_axes = [slot.name or "" for dim in out_dims for slot in dim.slots]
     out_set = set(out_axes)
-    init_shape = tuple(known[n] for n in in_axes)
-    reduce_axes = tuple(i for i, n in enumerate(in_axes) if n not in out_set)
-    kept = [n for n in in_axes if n in out_set]
-    kept_set = set(kept)
-    ordered = [n for n in out_axes if n in kept_set]
-    perm = tuple(kept.index(n) for n in ordered)
-    insert_shape = tuple(known[n] if n in kept_set else 1 for n in out_axes)
-    expand_shape = tuple(known[n] for n in out_axes)
-    final_shape = tuple(product(known[slot.name or ""] for slot in dim.slots) for dim in out_dims)
-    new_axes = len(ordered) != len(out_axes)
-    current = expand_shape if new_axes else tuple(known[n] for n in ordered)
+    reduce_axes: list[int] = []
+    kept: dict[str, int] = {}  # each kept axis with its first position among the kept ones
+    count = 0
+    for i, name in enumerate(in_axes):
+        if name in out_set:
+            kept.setdefault(name, count)
+            count += 1
+        else:
+            reduce_axes.append(i)
+    perm = tuple([kept[n] for n in out_axes if n in kept])
+    new_axes = len(perm) != len(out_axes)
+    init_shape = tuple([known[n] for n in in_axes])
+    expand_shape = tuple([known[n] for n in out_axes])
+    final_shape = tuple(
+        [product([known[slot.name or ""] for slot in dim.slots]) for dim in out_dims]
+    )
+    in_set = set(in_axes)
     return Recipe(
         init_shape=None if same_sizes(init_shape, shape) else init_shape,
-        reduce_axes=reduce_axes,
+        reduce_axes=tuple(reduce_axes),
         perm=perm if perm != tuple(range(len(perm))) else None,
-        insert_shape=insert_shape if new_axes else None,
+        insert_shape=tuple([known[n] if n in kept else 1 for n in out_axes]) if new_axes else None,
         expand_shape=expand_shape if new_axes else None,
-        final_shape=None if same_sizes(final_shape, current) else final_shape,
-        lengths=tuple((n, known[n]) for n in in_axes + [n for n in out_axes if n not in in_axes]),
+        # without new axes the permuted array's shape is expand_shape too
+        final_shape=None if same_sizes(final_shape, expand_shape) else final_shape,
+        lengths=tuple((n, known[n]) for n in in_axes + [n for n in out_axes if n not in in_set]),
     )

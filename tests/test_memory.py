@@ -31,7 +31,7 @@ CACHE_SIZES = {
     "tensorops._grammar.parse_pattern": 1024,
     "tensorops._marked.read_pattern": 1024,
     "tensorops._pack._pack_term": 256,
-    "tensorops._plan.check_pattern": 1024,
+    "tensorops._plan._checked": 1024,
 }
 
 
