@@ -256,80 +256,92 @@ def _read(text: str, concat: bool) -> Pattern:
     A word that is no word is the error, wherever an error of structure is.
     """
     try:
-        return _read_pieces(text, concat)
+        return _read_tokens(text, concat)
     except PatternError as error:
         raise _word_error(text) or error from None
 
 
-def _read_pieces(text: str, concat: bool) -> Pattern:
-    """`_read` in one pass over the pieces: the common tokens here, the others in `_symbol`."""
+def _tokens(text: str) -> list[str]:
+    """The tokens of `text`, by C string methods: symbols spaced apart, then split at spaces.
+
+    A word is what is left between whitespace and symbols, as `_PIECES` splits the text.
+    """
+    spaced = text.translate(_SPACED)
+    if "..." in spaced:
+        spaced = spaced.replace("...", " ... ")
+    if "->" in spaced:
+        spaced = spaced.replace("->", " -> ")
+    return spaced.split()
+
+
+#: The one-character symbols with a space each side (`_tokens`).
+_SPACED = str.maketrans({symbol: f" {symbol} " for symbol in "()[],*+"})
+
+
+def _read_tokens(text: str, concat: bool) -> Pattern:
+    """`_read` in one pass over the tokens of `text`; the rarer symbols in `_symbol`."""
     inputs: tuple[Term, ...] | None = None
     arrow: Span | None = None
     terms: list[Term] = []
     elements: list[Element] = []
     group: _Open | None = None
     bracket: _Open | None = None
-    word = False  # the pieces alternate: a word (maybe empty), then a separator
+    into = elements  # where the next node goes: the open group's, bracket's or term's list
+    find = text.find
     end = 0
-    for piece in _PIECES.split(text):
-        word = not word
-        start, end = end, end + len(piece)
+    for token in _tokens(text):
+        start = find(token, end)  # only whitespace lies between two tokens
+        end = start + len(token)
         node: Element
-        if word:
-            if not piece:
-                continue
-            if piece.isidentifier() and piece != "_":
-                node = _new(Axis, (piece, (start, end)))
-            else:
-                node = _word(text, piece, start)
-                if node.__class__ is Skip and (group or bracket):
-                    where = "parentheses" if group else "brackets"
-                    raise _not_inside(text, where, (start, end))
-        elif piece not in _SYMBOLS:  # whitespace
+        if token.isidentifier() and token != "_":  # a name: most tokens
+            into.append(_new(Axis, (token, (start, end))))
             continue
-        elif piece == "(":
+        if token == "(":
             if group is not None:
                 raise _error(text, "nested parentheses are not allowed", (start, end))
             group = _Open(start, "brackets" if bracket else "parentheses")
+            into = group.items
             continue
-        elif piece == ")":
+        if token == ")":
             if group is None:
                 raise _error(text, "unmatched closing parenthesis", (start, end))
             node, group = _close(text, group, end), None
-        elif piece == "...":
-            node = Dots((start, end))
-        elif piece == "," or piece == "->":
+            into = bracket.items if bracket is not None else elements
+        elif token == "->" or token == ",":
             if group or bracket:
                 raise _unclosed(text, group, bracket)
             terms.append(_term(elements, start))
-            elements = []
-            if piece == "->":
+            elements = into = []
+            if token == "->":
                 if arrow is not None:
                     raise _error(text, "a pattern has at most one '->'", (start, end))
                 inputs, arrow, terms = tuple(terms), (start, end), []
             continue
-        else:
-            found = _symbol(text, piece, (start, end), concat, group, bracket)
+        elif token == "...":
+            node = _new(Dots, ((start, end),))
+        elif token in _SYMBOLS:
+            found = _symbol(text, token, (start, end), concat, group, bracket)
             if found is None:
                 continue
             if isinstance(found, _Open):
                 bracket = found
+                into = bracket.items
                 continue
             node = found
             if node.__class__ is Bracket:
-                bracket = None
-        if group is not None:
-            group.items.append(node)
-        elif bracket is not None:
-            bracket.items.append(node)
+                bracket, into = None, elements
         else:
-            elements.append(node)
+            node = _word(text, token, start)
+            if node.__class__ is Skip and (group or bracket):
+                where = "parentheses" if group else "brackets"
+                raise _not_inside(text, where, (start, end))
+        into.append(node)
     if group or bracket:
         raise _unclosed(text, group, bracket)
     terms.append(_term(elements, len(text)))
     if inputs is None:
-        return Pattern(text, tuple(terms), None, None)
-    return Pattern(text, inputs, tuple(terms), arrow)
+        return _new(Pattern, (text, tuple(terms), None, None))
+    return _new(Pattern, (text, inputs, tuple(terms), arrow))
 
 
 def _term(elements: list[Element], start: int) -> Term:
@@ -432,6 +444,9 @@ def parse_concat(text: str) -> Pattern:
     return _read(text, True)
 
 
+_EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z_])_|_(?![0-9A-Za-z_])")
+
+
 def check_names(pattern: Pattern) -> None:
     """Check that every axis name is an identifier not starting or ending with ``_``.
 
@@ -439,8 +454,12 @@ def check_names(pattern: Pattern) -> None:
         PatternError: at the first bad name.
     """
     text = pattern.text
+    # A name is a word of the text, and the parser refuses a word that starts with a digit:
+    # in ASCII only an underscore at either end of a word can make one bad.
+    if text.isascii() and ("_" not in text or not _EDGE_UNDERSCORE.search(text)):
+        return
     for term in (*pattern.inputs, *(pattern.outputs or ())):
-        for element in term.elements:  # items_of, inline: every name of every pattern
+        for element in term.elements:  # items_of, inline
             for inner in element.elements if element.__class__ is Bracket else (element,):
                 for item in inner.items if inner.__class__ is Group else (inner,):
                     if item.__class__ is Axis:

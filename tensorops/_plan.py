@@ -25,7 +25,7 @@ from tensorops._axes import (
     check_lengths,
     check_used,
     count_dots,
-    product,
+    dots_name,
     resolve_dims,
     same_sizes,
     term_dims,
@@ -234,7 +234,11 @@ class _TermRead(NamedTuple):
     names: dict[str, Span]  # each axis name with its span, left to right
     dots: Span | None  # where '...' is
     anons: list[Anon]  # the anonymous axes of a length other than 1
-    dims: tuple[Dim, ...] | None  # `term_dims` of a term without '...' or brackets, if asked
+    # With a prefix, and without brackets or '...' in parentheses: each element's axes
+    # (None for '...'), the anonymous ones named as `_element_dim` names them; and
+    # those names with their lengths.
+    axes: tuple[tuple[str, ...] | None, ...] | None
+    written: dict[str, int]
 
 
 def _read_term(
@@ -242,25 +246,26 @@ def _read_term(
 ) -> _TermRead:
     """`check_term`, reading the term once for the checks of the whole pattern too.
 
-    With `prefix`, the term's dims are made on the way (`term_dims` with that
-    `anon_prefix`), unless ``...`` or brackets make them depend on the shape.
+    With `prefix`, each element's axes are named on the way (see `_TermRead`).
     """
     names: dict[str, Span] = {}
     dots: Span | None = None
     anons: list[Anon] = []
-    dims: list[Dim] | None = [] if prefix is not None else None
+    axes: list[tuple[str, ...] | None] | None = [] if prefix is not None else None
+    written: dict[str, int] = {}
+    grouped = False  # whether '...' is inside parentheses or brackets
     for element in term.elements:
-        kind = element.__class__
         if element.__class__ is Axis:  # the common element, read at once
             name, span = element
             if name in names:
                 raise _twice(pattern, element, side)
             names[name] = span
-            if dims is not None:
-                dims.append(_new(Dim, ((_new(Slot, (name, None, span)),), span, False)))
+            if axes is not None:
+                axes.append((name,))
             continue
-        slots: list[Slot] = []
+        kind = element.__class__
         inners = element.elements if element.__class__ is Bracket else (element,)
+        dim: list[str] = []
         for inner in inners:
             for item in inner.items if inner.__class__ is Group else (inner,):
                 if kind is Bracket and not brackets:
@@ -275,23 +280,41 @@ def _read_term(
                     if side == "left" and kind is Group:
                         raise _dots_grouped(pattern, element.span)
                     dots = item.span
+                    grouped = kind is not Dots
                 elif item.__class__ is Axis:
                     if item.name in names:
                         raise _twice(pattern, item, side)
                     names[item.name] = item.span
-                    slots.append(_new(Slot, (item.name, None, item.span)))
+                    dim.append(item.name)
                 elif item.__class__ is not Anon:
                     raise _not_allowed(pattern, item.span, op)
                 elif item.length != 1:
                     anons.append(item)
-                    if dims is not None:
-                        name = f"{prefix}{len(dims)}.{len(slots)}"
-                        slots.append(Slot(name, item.length, item.span))
-        if dims is not None:
-            dims.append(_new(Dim, (tuple(slots), element.span, False)))
-            if kind is Bracket or dots is not None:
-                dims = None
-    return _TermRead(term, names, dots, anons, None if dims is None else tuple(dims))
+                    if axes is not None:
+                        name = _anon_name(prefix, len(axes), len(dim))  # type: ignore[arg-type]
+                        written[name] = item.length
+                        dim.append(name)
+        if axes is not None:
+            if kind is Dots:
+                axes.append(None)
+            elif kind is Bracket or grouped:
+                axes = None  # dims made by `term_dims` for the shape
+            else:
+                axes.append(tuple(dim))
+    return _new(
+        _TermRead, (term, names, dots, anons, None if axes is None else tuple(axes), written)
+    )
+
+
+def _anon_name(prefix: str, element: int, slot: int) -> str:
+    """The name `_element_dim` gives the `slot`-th anonymous axis of the `element`-th element."""
+    return f"{prefix}{element}.0.{slot}"
+
+
+def _element_dim(read: _TermRead, i: int, prefix: str) -> Dim:
+    """The dimension the `i`-th element of a term is, as `term_dims` makes it."""
+    element = read.term.elements[i]
+    return term_dims(Term((element,), element.span), 0, anon_prefix=f"{prefix}{i}.")[0]
 
 
 def _dots_grouped(pattern: Pattern, span: Span) -> PatternError:
@@ -359,27 +382,25 @@ def _checked(op: str, text: str) -> _Checked:
         where = left.dots if left.dots is not None else right.dots
         raise PatternError("'...' must appear on both sides or neither", pattern=text, span=where)
     _check_sides(op, text, left, right)
-    return _Checked(pattern, left, right)
+    return _new(_Checked, (pattern, left, right))
 
 
 def _check_sides(op: str, text: str, left: _TermRead, right: _TermRead) -> None:
     """Each side names the axes the other does, as `op` needs; integers where it takes them."""
     left_names, right_names = left.names, right.names
-    if op != "reduce":
-        for name, span in left_names.items():
-            if name not in right_names:
-                _missing(op, text, name, span, "right")
-    if op != "repeat":
-        for name, span in right_names.items():
-            if name not in left_names:
-                _missing(op, text, name, span, "left")
-    for read, side in ((left, "left"), (right, "right")):
-        if read.anons and (op, side) not in (("reduce", "left"), ("repeat", "right")):
-            anon = read.anons[0]
+    if op != "reduce" and not right_names.keys() >= left_names.keys():
+        missing = next(name for name in left_names if name not in right_names)
+        _missing(op, text, missing, left_names[missing], "right")
+    if op != "repeat" and not left_names.keys() >= right_names.keys():
+        missing = next(name for name in right_names if name not in left_names)
+        _missing(op, text, missing, right_names[missing], "left")
+    for anons, side, allowed in ((left.anons, "left", "reduce"), (right.anons, "right", "repeat")):
+        if anons and op != allowed:
             raise PatternError(
-                f"an anonymous axis of length {anon.length} is not allowed on the {side} of {op}",
+                f"an anonymous axis of length {anons[0].length} is not allowed on the {side} "
+                f"of {op}",
                 pattern=text,
-                span=anon.span,
+                span=anons[0].span,
                 hint="name the axis and pass its length as a keyword",
             )
 
@@ -398,52 +419,144 @@ def plan_recipe(op: str, text: str, shape: Sequence[int], lengths: LengthItems =
         ShapeError: it does not fit the shape or the lengths.
     """
     left, right = _checked(op, text)[1:]
-    in_dims, out_dims = left.dims, right.dims
-    if in_dims is None or out_dims is None or len(in_dims) != len(shape):
-        dots = count_dots(text, left.term, len(shape))
-        in_dims = term_dims(left.term, dots, anon_prefix="<in>")
-        out_dims = term_dims(right.term, dots, anon_prefix="<out>")
-    given = check_lengths(lengths) if lengths else {}
-    known = _resolve(text, in_dims, shape, given)
-    for dim in out_dims:
-        for slot in dim.slots:
-            name = slot.name or ""
-            if name in known:
-                continue
-            length = slot.length if slot.length is not None else given.get(name)
-            if length is None:
-                raise ShapeError(
-                    f"the length of new axis '{name}' is not given",
-                    pattern=text,
-                    span=slot.span,
-                    hint=f"pass {name}=... or write an integer literal",
-                )
-            known[name] = length
+    in_axes: Sequence[tuple[str, ...]]
+    out_axes: Sequence[tuple[str, ...]]
+    count = _dots_count(left, len(shape))
+    if count is None or right.axes is None:  # the dims made for the shape, or the error
+        count = count_dots(text, left.term, len(shape))
+        given = check_lengths(lengths) if lengths else {}
+        in_dims = term_dims(left.term, count, anon_prefix="<in>")
+        out_dims = term_dims(right.term, count, anon_prefix="<out>")
+        known = _resolve(text, in_dims, shape, given)
+        in_axes, out_axes = _axis_names(in_dims), _axis_names(out_dims)
+        written = {s.name or "": s.length for d in out_dims for s in d.slots if s.length}
+    else:
+        in_axes, out_axes = _expand(left.axes, count), _expand(right.axes, count)  # type: ignore[arg-type]
+        given = check_lengths(lengths) if lengths else {}
+        known = _resolve_axes(text, left, in_axes, shape, given, count)
+        written = right.written
+    if op == "repeat":  # the only op with axes new on the right (`_check_sides`)
+        for axes in out_axes:
+            for name in axes:
+                if name not in known:
+                    length = written[name] if name in written else given.get(name)
+                    if length is None:
+                        raise ShapeError(
+                            f"the length of new axis '{name}' is not given",
+                            pattern=text,
+                            span=right.names[name],
+                            hint=f"pass {name}=... or write an integer literal",
+                        )
+                    known[name] = length
     if given:
         check_used(text, given, known)
-    return make_recipe(tuple(shape), in_dims, out_dims, known)
+    return _recipe(tuple(shape), in_axes, out_axes, known)
+
+
+def _dots_count(read: _TermRead, ndim: int) -> int | None:
+    """How many dims '...' stands for in a term read with its axes; None: not read so, or no fit."""
+    axes = read.axes
+    if axes is None:
+        return None
+    if read.dots is None:
+        return 0 if len(axes) == ndim else None
+    count = ndim - len(axes) + 1
+    return count if count >= 0 else None
+
+
+#: The axes of '...' standing for a few dimensions, each dimension one axis (`dots_name`).
+_DOTS_AXES = tuple((dots_name(i),) for i in range(32))
+
+
+def _expand(axes: tuple[tuple[str, ...] | None, ...], count: int) -> Sequence[tuple[str, ...]]:
+    """Each dimension's axes, with '...' (None) standing for `count` dimensions."""
+    if None not in axes:
+        return axes  # type: ignore[return-value]
+    k = axes.index(None)
+    dots = (
+        _DOTS_AXES[:count] if count <= len(_DOTS_AXES) else [(dots_name(i),) for i in range(count)]
+    )
+    return [*axes[:k], *dots, *axes[k + 1 :]]
+
+
+def _resolve_axes(
+    text: str,
+    read: _TermRead,
+    axes: Sequence[tuple[str, ...]],
+    shape: Sequence[int],
+    given: dict[str, int],
+    count: int,
+) -> dict[str, int]:
+    """Every axis of the dims `axes` of a term with its length, as `resolve_dims` finds them.
+
+    Where every length is an int and the dimension splits, it is worked out here: one
+    axis neither given nor written is the whole length, or what the others leave. The
+    other dimensions, and every error, are `resolve_dims`' (sizes of a compiler, graphs).
+    """
+    known: dict[str, int] = {}
+    written = read.written
+    for k, (dim, length) in enumerate(zip(axes, shape)):  # noqa: B905 (one length each)
+        if length.__class__ is int:
+            if len(dim) == 1 and dim[0] not in given and dim[0] not in written:  # most dims
+                known[dim[0]] = length
+                continue
+            values = [written[n] if n in written else given.get(n) for n in dim]
+            split = _split(values, length)
+            if split is not None:
+                known.update(zip(dim, split, strict=True))
+                continue
+        for slot, value in resolve_dims(text, (_dim_at(read, k, count),), (length,), given)[0]:
+            known[slot.name] = value  # type: ignore[index]
+    return known
+
+
+def _dim_at(read: _TermRead, k: int, count: int) -> Dim:
+    """The `k`-th dimension of a term with '...' standing for `count`, as `term_dims` makes it."""
+    axes = read.axes
+    assert axes is not None
+    at = axes.index(None) if read.dots is not None else len(axes)
+    if k < at:
+        return _element_dim(read, k, "<in>")
+    if k >= at + count:
+        return _element_dim(read, k - count + 1, "<in>")
+    span = read.dots
+    return Dim((Slot(dots_name(k - at), None, span),), span, False)  # type: ignore[arg-type]
+
+
+def _split(values: list[int | None], length: int) -> list[int] | None:
+    """`values` with the one None the rest of `length`, if all are ints and they fit; else None."""
+    product, missing = 1, -1
+    for k, value in enumerate(values):
+        if value is None:
+            if missing >= 0:
+                return None
+            missing = k
+        elif value.__class__ is int:
+            product *= value
+        else:
+            return None
+    if missing < 0:
+        return values if product == length else None  # type: ignore[return-value]
+    if product == 0 or length % product:
+        return None
+    values[missing] = length // product
+    return values  # type: ignore[return-value]
 
 
 def _resolve(
     text: str, dims: Sequence[Dim], shape: Sequence[int], given: dict[str, int]
 ) -> dict[str, int]:
-    """Every named axis of `dims` with its length (`resolve_dims`).
+    """Every named axis of `dims` with its length: `resolve_dims`, as a dict."""
+    return {
+        slot.name: length
+        for dim in resolve_dims(text, dims, shape, given)
+        for slot, length in dim
+        if slot.name is not None
+    }
 
-    A dimension of one axis, neither given nor written, is its length as it is: that
-    is `resolve_dims`' answer too, for any size. The others go through it.
-    """
-    known: dict[str, int] = {}
-    for dim, length in zip(dims, shape, strict=True):
-        slots = dim.slots
-        if len(slots) == 1:
-            name, written, _ = slots[0]
-            if written is None and name not in given and name is not None:
-                known[name] = length
-                continue
-        for slot, value in resolve_dims(text, (dim,), (length,), given)[0]:
-            if slot.name is not None:
-                known[slot.name] = value
-    return known
+
+def _axis_names(dims: Sequence[Dim]) -> list[tuple[str, ...]]:
+    return [tuple([slot.name or "" for slot in dim.slots]) for dim in dims]
 
 
 def make_recipe(
@@ -454,26 +567,39 @@ def make_recipe(
     Axes of `out_dims` missing from `in_dims` are broadcast (as repeat does); axes of
     `in_dims` missing from `out_dims` are reduced. `known` holds every axis's length.
     """
-    in_axes = [slot.name or "" for dim in in_dims for slot in dim.slots]
-    out_axes = [slot.name or "" for dim in out_dims for slot in dim.slots]
+    return _recipe(shape, _axis_names(in_dims), _axis_names(out_dims), known)
+
+
+def _recipe(
+    shape: tuple[int, ...],
+    in_dims: Sequence[tuple[str, ...]],
+    out_dims: Sequence[tuple[str, ...]],
+    known: dict[str, int],
+) -> Recipe:
+    """`make_recipe`, of each dimension's axis names."""
+    in_axes = [name for names in in_dims for name in names]
+    out_axes = [name for names in out_dims for name in names]
     out_set = set(out_axes)
     reduce_axes: list[int] = []
     kept: dict[str, int] = {}  # each kept axis with its first position among the kept ones
-    count = 0
     for i, name in enumerate(in_axes):
-        if name in out_set:
-            kept.setdefault(name, count)
-            count += 1
-        else:
+        if name not in out_set:
             reduce_axes.append(i)
+        elif name not in kept:
+            kept[name] = i - len(reduce_axes)
     perm = tuple([kept[n] for n in out_axes if n in kept])
     new_axes = len(perm) != len(out_axes)
     init_shape = tuple([known[n] for n in in_axes])
     expand_shape = tuple([known[n] for n in out_axes])
-    final_shape = tuple(
-        [product([known[slot.name or ""] for slot in dim.slots]) for dim in out_dims]
-    )
-    in_set = set(in_axes)
+    final_shape = []
+    for names in out_dims:  # the product of each dimension's lengths (`product`), inline
+        size = 1
+        for name in names:
+            size *= known[name]
+        final_shape.append(size)
+    lengths = [(n, known[n]) for n in in_axes]
+    if new_axes:
+        lengths += [(n, known[n]) for n in out_axes if n not in kept]
     return Recipe(
         init_shape=None if same_sizes(init_shape, shape) else init_shape,
         reduce_axes=tuple(reduce_axes),
@@ -481,6 +607,6 @@ def make_recipe(
         insert_shape=tuple([known[n] if n in kept else 1 for n in out_axes]) if new_axes else None,
         expand_shape=expand_shape if new_axes else None,
         # without new axes the permuted array's shape is expand_shape too
-        final_shape=None if same_sizes(final_shape, expand_shape) else final_shape,
-        lengths=tuple((n, known[n]) for n in in_axes + [n for n in out_axes if n not in in_set]),
+        final_shape=None if same_sizes(final_shape, expand_shape) else tuple(final_shape),
+        lengths=tuple(lengths),
     )
