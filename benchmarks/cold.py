@@ -127,7 +127,7 @@ def _converter(framework: str) -> Callable[[Any], Any]:
     raise ValueError(f"unknown framework {framework!r}: expected one of {sorted(FRAMEWORKS)}")
 
 
-def worker(framework: str, patterns: int) -> dict[str, list[float]]:
+def worker(framework: str, patterns: int, cases: list[str]) -> dict[str, list[float]]:
     """In this process: {case: [tensorops µs, einops µs]}, medians of `patterns` first calls."""
     import einops
 
@@ -138,6 +138,8 @@ def worker(framework: str, patterns: int) -> dict[str, list[float]]:
     fresh = (f"_{i}" for i in itertools.count())
     usable = {}
     for case, call in CASES.items():
+        if cases and not any(word in case for word in cases):
+            continue
         try:  # one-time costs of each library on this framework: not a first call of a pattern
             for library in libraries:
                 call(library, next(fresh), data)
@@ -157,11 +159,12 @@ def worker(framework: str, patterns: int) -> dict[str, list[float]]:
     return {case: [statistics.median(t) for t in pair] for case, pair in times.items()}
 
 
-def run(framework: str, processes: int, patterns: int) -> list[str]:
+def run(framework: str, processes: int, patterns: int, cases: list[str]) -> list[str]:
     """The table rows of `framework`, from `processes` fresh processes."""
     results = []
     for _ in range(processes):
         command = [sys.executable, __file__, "--worker", framework, "--patterns", str(patterns)]
+        command += [f"--case={case}" for case in cases]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode:
             return [f"| {framework} | failed: {done.stderr[-300:]!r} | | | | |"]
@@ -184,11 +187,12 @@ def main() -> None:
     parser.add_argument("--framework", choices=sorted(FRAMEWORKS), action="append")
     parser.add_argument("--processes", type=int, default=None, help="processes per framework")
     parser.add_argument("--patterns", type=int, default=None, help="fresh patterns per case")
+    parser.add_argument("--case", action="append", default=[], help="cases naming this word")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     patterns = args.patterns or (15 if args.quick else 40)
     if args.worker:
-        print(json.dumps(worker(args.worker, patterns)))
+        print(json.dumps(worker(args.worker, patterns, args.case)))
         return
     processes = args.processes or (3 if args.quick else 5)
     print(
@@ -202,7 +206,7 @@ def main() -> None:
         if importlib.util.find_spec(FRAMEWORKS[framework].split(".")[0]) is None:
             print(f"| {framework} | not installed | | | | |")
             continue
-        print("\n".join(run(framework, processes, patterns)), flush=True)
+        print("\n".join(run(framework, processes, patterns, args.case)), flush=True)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,18 @@ from tensorops._errors import (
     describe_inputs,
     not_a_pattern,
 )
-from tensorops._grammar import Anon, Axis, Dots, Group, Skip, Star, Term, check_names, parse_pattern
+from tensorops._grammar import (
+    Anon,
+    Axis,
+    Dots,
+    Group,
+    Skip,
+    Star,
+    Term,
+    check_names,
+    is_axis_name,
+    parse_pattern,
+)
 
 __all__ = ["axis_positions", "pack", "pack_positions", "parse_shape", "unpack"]
 
@@ -28,10 +39,18 @@ Shape = tuple[int, ...]
 @functools.lru_cache(maxsize=256)
 def _pack_term(op: str, pattern: str) -> tuple[int, int]:
     """(position of ``*``, number of other axes) of a pack / unpack pattern."""
-    term = _single_term(op, pattern)
-    stars = [i for i, e in enumerate(term.elements) if isinstance(e, Star)]
+    # names and one '*', each alone between spaces (most patterns): what the grammar finds
+    words = pattern.split() if type(pattern) is str else ()
+    if (
+        words.count("*") == 1
+        and len(set(words)) == len(words)
+        and all(word == "*" or is_axis_name(word) for word in words)
+    ):
+        return words.index("*"), len(words) - 1
+    elements = _single_term(op, pattern).elements
+    stars = [i for i, e in enumerate(elements) if e.__class__ is Star]
     if len(stars) != 1:
-        span = term.elements[stars[1]].span if stars else term.span
+        span = elements[stars[1]].span if stars else _single_term(op, pattern).span
         raise PatternError(
             f"{op} needs exactly one '*' in the pattern, got {len(stars)}",
             pattern=pattern,
@@ -39,20 +58,20 @@ def _pack_term(op: str, pattern: str) -> tuple[int, int]:
             hint="e.g. 'b * c': '*' marks the axes that are packed",
         )
     seen: set[str] = set()
-    for element in term.elements:
-        if isinstance(element, Axis):
+    for element in elements:
+        if element.__class__ is Axis:
             if element.name in seen:
                 raise PatternError(
                     f"axis '{element.name}' appears twice", pattern=pattern, span=element.span
                 )
             seen.add(element.name)
-        elif not isinstance(element, Star):
+        elif element.__class__ is not Star:
             raise PatternError(
                 f"{op} patterns hold axis names and one '*' only",
                 pattern=pattern,
                 span=element.span,
             )
-    return stars[0], len(term.elements) - 1
+    return stars[0], len(elements) - 1
 
 
 def pack_positions(pattern: str) -> tuple[int, int]:
@@ -139,7 +158,7 @@ def _pack_with(
         outside = shape[:position] + shape[end:]
         if reference is None:
             reference = outside
-        elif not may_equal(outside, reference):
+        elif outside != reference and not may_equal(outside, reference):
             raise ShapeError(f"input {i} has axes {outside} outside '*', input 0 has {reference}")
         shapes.append(shape[position:end])
         size = 1
@@ -205,14 +224,22 @@ def _unpack_with(
 
 def _resolve_packed_shapes(packed_shapes: Sequence[Sequence[int]], total: int) -> list[Shape]:
     try:
-        shapes = [tuple(_length(d) for d in s) for s in packed_shapes]
+        shapes = [tuple(s) for s in packed_shapes]
+        # not type(): Dynamo gives int as the type of a symbolic size, SymInt as its class
+        ints = _INT.issuperset([d.__class__ for s in shapes for d in s])
+        if not ints:  # NumPy's integers, symbolic sizes
+            shapes = [tuple(_length(d) for d in s) for s in shapes]
     except (TypeError, ValueError):
         raise ArgumentError(
             "packed_shapes must be a list of shapes (tuples of ints), as pack returns"
         ) from None
-    unknown = [(i, j) for i, s in enumerate(shapes) for j, d in enumerate(s) if d == -1]
-    if any(d < -1 for s in shapes for d in s):
-        raise ShapeError(f"packed_shapes {shapes} hold a negative length")
+    unknown: list[tuple[int, int]] = []
+    if not (ints and min([d for s in shapes for d in s], default=0) >= 0):  # a -1 to infer
+        unknown = [(i, j) for i, s in enumerate(shapes) for j, d in enumerate(s) if d == -1]
+        if any(d < -1 for s in shapes for d in s):
+            raise ShapeError(f"packed_shapes {shapes} hold a negative length")
+        if len(unknown) > 1:
+            raise ShapeError(f"packed_shapes {shapes} hold more than one -1")
     known = 0
     for s in shapes:
         size = 1
@@ -220,8 +247,6 @@ def _resolve_packed_shapes(packed_shapes: Sequence[Sequence[int]], total: int) -
             size *= d if d != -1 else 1
         if -1 not in s:
             known += size
-    if len(unknown) > 1:
-        raise ShapeError(f"packed_shapes {shapes} hold more than one -1")
     if unknown:
         i, j = unknown[0]
         rest = 1
@@ -239,6 +264,10 @@ def _resolve_packed_shapes(packed_shapes: Sequence[Sequence[int]], total: int) -
             f"packed_shapes {shapes} cover {known} elements along '*', the input has {total}"
         )
     return shapes
+
+
+#: The type of the lengths `_resolve_packed_shapes` takes as they are.
+_INT = frozenset((int,))
 
 
 def _length(d: Any) -> Any:
