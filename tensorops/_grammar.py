@@ -337,7 +337,13 @@ def _read_tokens(text: str, concat: bool) -> Pattern:
         into.append(node)
     if group or bracket:
         raise _unclosed(text, group, bracket)
-    terms.append(_term(elements, len(text)))
+    return _pattern(text, inputs, [*terms, _term(elements, len(text))], arrow)
+
+
+def _pattern(
+    text: str, inputs: tuple[Term, ...] | None, terms: list[Term], arrow: Span | None
+) -> Pattern:
+    """The pattern of `text` whose last terms are `terms` (the inputs, without an arrow)."""
     if inputs is None:
         return _new(Pattern, (text, tuple(terms), None, None))
     return _new(Pattern, (text, inputs, tuple(terms), arrow))

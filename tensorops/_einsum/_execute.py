@@ -95,6 +95,8 @@ def _prepare(
     axes: tuple[str, ...], shape: tuple[int, ...] | None, needed: set[str]
 ) -> tuple[Prepare | None, tuple[str, ...], tuple[str, ...]]:
     """What to do to one operand; its axes after it, and after its diagonals only."""
+    if shape is None and needed.issuperset(axes) and len(set(axes)) == len(axes):
+        return None, axes, axes  # nothing to do (most operands)
     current = list(axes)
     diagonals: list[tuple[int, int]] = []
     while len(set(current)) < len(current):
@@ -190,8 +192,10 @@ def _pair(
     """The calls contracting two operands; ``keep`` = the axes needed after this step."""
     sum_left = tuple([i for i, a in enumerate(left) if a not in right and a not in keep])
     sum_right = tuple([i for i, a in enumerate(right) if a not in left and a not in keep])
-    left = tuple([a for i, a in enumerate(left) if i not in sum_left])
-    right = tuple([a for i, a in enumerate(right) if i not in sum_right])
+    if sum_left:
+        left = tuple([a for i, a in enumerate(left) if i not in sum_left])
+    if sum_right:
+        right = tuple([a for i, a in enumerate(right) if i not in sum_right])
     batch = tuple([a for a in left if a in right and a in keep])
     summed = tuple([a for a in left if a in right and a not in keep])
     only_left = tuple([a for a in left if a not in right])
