@@ -40,13 +40,14 @@ Shape = tuple[int, ...]
 def _pack_term(op: str, pattern: str) -> tuple[int, int]:
     """(position of ``*``, number of other axes) of a pack / unpack pattern."""
     # names and one '*', each alone between spaces (most patterns): what the grammar finds
-    words = pattern.split() if type(pattern) is str else ()
-    if (
-        words.count("*") == 1
-        and len(set(words)) == len(words)
-        and all(word == "*" or is_axis_name(word) for word in words)
-    ):
-        return words.index("*"), len(words) - 1
+    words = pattern.split() if type(pattern) is str else []
+    if words.count("*") == 1 and len(set(words)) == len(words):
+        position = words.index("*")
+        names = words[:position] + words[position + 1 :]
+        if all(map(str.isidentifier, names)) and (
+            "_" not in pattern or all(map(is_axis_name, names))
+        ):
+            return position, len(names)
     elements = _single_term(op, pattern).elements
     stars = [i for i, e in enumerate(elements) if e.__class__ is Star]
     if len(stars) != 1:
@@ -125,7 +126,10 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
     """
     try:
         position, n_other = _pack_term("pack", pattern)
-        if isinstance(tensors, (str, bytes)) or not isinstance(tensors, Sequence) or not tensors:
+        if (
+            tensors.__class__ is not list
+            and (isinstance(tensors, (str, bytes)) or not isinstance(tensors, Sequence))
+        ) or not tensors:
             raise ArgumentError("pack takes a non-empty list of arrays")
         return _pack_with(get_backend(tensors[0]), tensors, position, n_other)
     except TensorOpsError as error:
@@ -146,25 +150,27 @@ def _pack_with(
     """`pack` with `backend`, once the pattern is read."""
     flat, shapes = [], []
     reference: Shape | None = None
+    kind, after = type(tensors[0]), n_other - position
     for i, x in enumerate(tensors):
-        if type(x) is not type(tensors[0]) and not _same_family(x, backend):
+        if type(x) is not kind and not _same_family(x, backend):
             raise ArgumentError(f"element {i} is a {type(x).__name__}, not an array")
         shape = backend.sizes(x)  # not x.shape: a graph on PyTensor
         if len(shape) < n_other:
             raise ShapeError(
                 f"input {i} has {len(shape)} dimensions, the pattern needs at least {n_other}"
             )
-        end = len(shape) - (n_other - position)
-        outside = shape[:position] + shape[end:]
+        end = len(shape) - after
+        before, packed, rest = shape[:position], shape[position:end], shape[end:]
         if reference is None:
-            reference = outside
-        elif outside != reference and not may_equal(outside, reference):
+            reference = before + rest
+        elif before + rest != reference and not may_equal(before + rest, reference):
+            outside = before + rest
             raise ShapeError(f"input {i} has axes {outside} outside '*', input 0 has {reference}")
-        shapes.append(shape[position:end])
+        shapes.append(packed)
         size = 1
-        for d in shape[position:end]:
+        for d in packed:
             size *= d
-        flat.append(backend.reshape(x, (*shape[:position], size, *shape[end:])))
+        flat.append(backend.reshape(x, (*before, size, *rest)))
     return backend.concat(flat, position), shapes
 
 

@@ -116,8 +116,13 @@ class Recipe:
         """The one call the recipe is, if it is one: "permute", "reshape" or "reduce"."""
         # an insert always comes with an expand, and the initial reshape alone is
         # the general case
-        steps = (self.init_shape, self.reduce_axes or None, self.perm, self.insert_shape)
-        made = tuple(step is not None for step in (*steps, self.final_shape))
+        made = (
+            self.init_shape is not None,
+            bool(self.reduce_axes),
+            self.perm is not None,
+            self.insert_shape is not None,
+            self.final_shape is not None,
+        )
         return _SINGLE.get(made)
 
     def executor(self, backend: Backend, reduction: str | None = None) -> Executor:
@@ -265,12 +270,19 @@ def _read_term(
             continue
         kind = element.__class__
         inners = element.elements if element.__class__ is Bracket else (element,)
+        refused = kind is Bracket and not brackets
         dim: list[str] = []
         for inner in inners:
             for item in inner.items if inner.__class__ is Group else (inner,):
-                if kind is Bracket and not brackets:
+                if refused:
                     raise _not_allowed(pattern, element.span, op)
-                if item.__class__ is Dots:
+                if item.__class__ is Axis:
+                    name, span = item
+                    if name in names:
+                        raise _twice(pattern, item, side)
+                    names[name] = span
+                    dim.append(name)
+                elif item.__class__ is Dots:
                     if dots is not None:
                         raise PatternError(
                             f"'...' appears twice on the {side}",
@@ -281,11 +293,6 @@ def _read_term(
                         raise _dots_grouped(pattern, element.span)
                     dots = item.span
                     grouped = kind is not Dots
-                elif item.__class__ is Axis:
-                    if item.name in names:
-                        raise _twice(pattern, item, side)
-                    names[item.name] = item.span
-                    dim.append(item.name)
                 elif item.__class__ is not Anon:
                     raise _not_allowed(pattern, item.span, op)
                 elif item.length != 1:

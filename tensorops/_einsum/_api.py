@@ -35,6 +35,7 @@ from tensorops._einsum._execute import letter_equation
 from tensorops._einsum._optimizer import PathOptimizer
 from tensorops._einsum._program import (
     ContractionPlan,
+    EinsumPlan,
     einsum_program,
     plan_einsum,
     plan_einsum_cached,
@@ -75,10 +76,15 @@ def _prepare(op: Op, operands: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def _plan(equation: str, shapes: Any, lengths: Any, variant: Any, backend: Backend) -> Executor:
     settings, spaced = variant
-    try:
-        plan = plan_einsum_cached(equation, shapes, lengths, spaced, settings)
-    except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
-        plan = plan_einsum(equation, shapes, lengths, spaced, settings)
+    if len(shapes) == 2 and settings.strategy == "auto" and settings.semiring == "sum":
+        # A pair is one step, never sliced, whatever the limit (`_paths.plan_contraction`):
+        # nothing to search for and nothing to cache but the executor.
+        plan = EinsumPlan(bind_equation(equation, shapes, lengths, spaced), ((0, 1),), "auto", ())
+    else:
+        try:
+            plan = plan_einsum_cached(equation, shapes, lengths, spaced, settings)
+        except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
+            plan = plan_einsum(equation, shapes, lengths, spaced, settings)
     if settings.semiring != "sum":
         return semiring_executor(plan, backend, settings.memory_limit)
     framework = framework_einsum(plan, settings, backend)

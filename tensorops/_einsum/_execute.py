@@ -200,15 +200,13 @@ def _pair(
     summed = tuple([a for a in left if a in right and a not in keep])
     only_left = tuple([a for a in left if a not in right])
     only_right = tuple([a for a in right if a not in left])
-    left_shape = tuple([sizes[a] for a in left])
-    right_shape = tuple([sizes[a] for a in right])
     out_axes = batch + only_left + only_right
     natural = tuple([sizes[a] for a in out_axes])
     mode, (perm_left, shape_left), (perm_right, shape_right), produced = _layout(
         (left, right), batch, summed, (only_left, only_right), sizes
     )
-    permuted_left = tuple([left_shape[i] for i in perm_left])
-    permuted_right = tuple([right_shape[i] for i in perm_right])
+    permuted_left = tuple([sizes[left[i]] for i in perm_left])
+    permuted_right = tuple([sizes[right[i]] for i in perm_right])
     pair = Pair(
         *slots,
         mode=mode,
