@@ -113,7 +113,7 @@ class Recipe:
         set_field(self, "lengths", lengths)
 
     def single(self) -> str | None:
-        """The one call the recipe is, if it is one: "permute", "reshape" or "reduce"."""
+        """The one step the recipe is, if it is one: "permute", "reshape", "reduce" or "insert"."""
         # an insert always comes with an expand, and the initial reshape alone is
         # the general case
         made = (
@@ -142,6 +142,8 @@ class Recipe:
             return backend.reshaper(self.final_shape)  # type: ignore[arg-type]
         if single == "reduce" and reduction is not None:
             return backend.reducer(reduction, self.reduce_axes)
+        if single == "insert":  # repeat's new axes: a reshape and a broadcast
+            return _inserter(backend, self.insert_shape, self.expand_shape)  # type: ignore[arg-type]
         if self.reduce_axes and reduction is not None:  # the reducer made once, here
             reducer = backend.reducer(reduction, self.reduce_axes)
             return functools.partial(self.run_steps, backend, reducer=reducer)
@@ -203,7 +205,18 @@ _SINGLE: dict[tuple[bool, ...], str] = {
     (False, False, True, False, False): "permute",
     (False, False, False, False, True): "reshape",
     (False, True, False, False, False): "reduce",
+    (False, False, False, True, False): "insert",
 }
+
+
+def _inserter(backend: Backend, insert: tuple[int, ...], expand: tuple[int, ...]) -> Executor:
+    """Repeat's executor of a reshape that inserts unit axes and the broadcast of them."""
+    reshape, broadcast = backend.reshaper(insert), backend.expand
+
+    def insert(x: Any, arg: Any) -> Any:
+        return broadcast(reshape(x, arg), expand)
+
+    return insert
 
 
 def _not_allowed(pattern: Pattern, span: Span, op: str) -> PatternError:

@@ -19,8 +19,8 @@ from tensorops._errors import TensorOpsError
 from tensorops._grammar import Axis, Dots, Group, parse_pattern
 from tensorops._plan import Recipe, plan_recipe
 
-# the one call a recipe is, or None for several steps (or none)
-PERMUTE, RESHAPE, REDUCE, SEVERAL = "permute", "reshape", "reduce", None
+# the one step a recipe is (a call, or a reshape and its broadcast), or None for several
+PERMUTE, RESHAPE, REDUCE, INSERT, SEVERAL = "permute", "reshape", "reduce", "insert", None
 
 
 def test_recipe_is_an_immutable_value() -> None:
@@ -52,7 +52,8 @@ def test_recipe_is_an_immutable_value() -> None:
         ("reduce", "b c h w -> b c", (2, 3, 4, 5), (), REDUCE),
         ("reduce", "b c (h 2) (w 2) -> b c h w", (2, 3, 4, 4), (), SEVERAL),
         ("reduce", "b c -> c b", (2, 3), (), PERMUTE),
-        ("repeat", "h w -> h w c", (2, 3), (("c", 3),), SEVERAL),
+        ("repeat", "h w -> h w c", (2, 3), (("c", 3),), INSERT),  # a reshape and a broadcast
+        ("repeat", "h w -> (h c) w", (2, 3), (("c", 3),), SEVERAL),
     ],
 )
 def test_single_names_the_one_call(
