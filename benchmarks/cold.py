@@ -51,12 +51,10 @@ FRAMEWORKS = {
 Case = Callable[[Any, str, dict[str, Any]], Any]
 
 
-def _rearrange(lib: Any, n: str, a: dict[str, Any]) -> Any:
-    return lib.rearrange(a["x"], f"a{n} b{n} c{n} (d{n} k{n}) -> a{n} (b{n} c{n}) k{n} d{n}", **{f"k{n}": 2})
-
-
 CASES: dict[str, Case] = {
-    "rearrange a b c (d k) -> a (b c) k d": _rearrange,
+    "rearrange a b c (d k) -> a (b c) k d": lambda lib, n, a: lib.rearrange(
+        a["x"], f"a{n} b{n} c{n} (d{n} k{n}) -> a{n} (b{n} c{n}) k{n} d{n}", **{f"k{n}": 2}
+    ),
     "rearrange b c h w -> b h w c": lambda lib, n, a: lib.rearrange(
         a["x"], f"b{n} c{n} h{n} w{n} -> b{n} h{n} w{n} c{n}"
     ),

@@ -1,13 +1,8 @@
 """rearrange, reduce and repeat: a pattern against a shape -> a `Recipe` of framework calls.
 
-A recipe is at most five framework calls::
-
-    reshape(init_shape) -> reduce(reduce_axes) -> permute(perm)
-        -> reshape(insert_shape) + expand(expand_shape) -> reshape(final_shape)
-
-Each step is ``None`` (or empty) when it would do nothing. The recipe also names
-the method that runs it (`Recipe.executor`): most recipes are one call — a
-permute, a reshape or a reduction — and that call is made directly.
+A pattern is read once per op (`check_pattern`, cached): parsed, checked, and each
+side's elements named axis by axis. A plan for a shape (`plan_recipe`) expands ``...``
+for the rank, finds every axis's length and makes the `Recipe` (`tensorops._recipe`).
 
 This module imports no framework: shapes are tuples of ints (or of symbolic ints
 under a tracing compiler). The axes are resolved by `tensorops._axes`.
@@ -27,7 +22,6 @@ from tensorops._axes import (
     count_dots,
     dots_name,
     resolve_dims,
-    same_sizes,
     term_dims,
 )
 from tensorops._errors import PatternError, ShapeError, Span
@@ -42,7 +36,7 @@ from tensorops._grammar import (
     check_names,
     parse_pattern,
 )
-from tensorops._types import Backend, Executor
+from tensorops._recipe import Recipe, axis_names, make_recipe, recipe_of_axes
 
 __all__ = ["PATTERN_OPS", "Recipe", "check_pattern", "check_term", "make_recipe", "plan_recipe"]
 
@@ -54,169 +48,6 @@ _new = tuple.__new__
 PATTERN_OPS = ("rearrange", "reduce", "repeat")
 
 LengthItems = tuple[tuple[str, Any], ...]
-
-
-class Recipe:
-    """The framework calls one rearrange / reduce / repeat makes, with their arguments.
-
-    Immutable, hashable and compared by value, as a frozen dataclass would be. It is
-    written out by hand because defining a dataclass is slow at import (see
-    ``python -X importtime``), and it is not a named tuple because every call reads its fields, and
-    ``__slots__`` fields are the fastest to read.
-    """
-
-    __slots__ = (
-        "expand_shape",
-        "final_shape",
-        "init_shape",
-        "insert_shape",
-        "lengths",
-        "perm",
-        "reduce_axes",
-    )
-    #: The fields in the order of the constructor's arguments (and of the repr).
-    _FIELDS = (
-        "init_shape",
-        "reduce_axes",
-        "perm",
-        "insert_shape",
-        "expand_shape",
-        "final_shape",
-        "lengths",
-    )
-
-    init_shape: tuple[int, ...] | None
-    reduce_axes: tuple[int, ...]
-    perm: tuple[int, ...] | None
-    insert_shape: tuple[int, ...] | None
-    expand_shape: tuple[int, ...] | None
-    final_shape: tuple[int, ...] | None
-    lengths: tuple[tuple[str, int], ...]  # every elementary axis with its resolved length
-
-    def __init__(
-        self,
-        init_shape: tuple[int, ...] | None,
-        reduce_axes: tuple[int, ...],
-        perm: tuple[int, ...] | None,
-        insert_shape: tuple[int, ...] | None,
-        expand_shape: tuple[int, ...] | None,
-        final_shape: tuple[int, ...] | None,
-        lengths: tuple[tuple[str, int], ...],
-    ) -> None:
-        set_field = object.__setattr__  # our own __setattr__ refuses
-        set_field(self, "init_shape", init_shape)
-        set_field(self, "reduce_axes", reduce_axes)
-        set_field(self, "perm", perm)
-        set_field(self, "insert_shape", insert_shape)
-        set_field(self, "expand_shape", expand_shape)
-        set_field(self, "final_shape", final_shape)
-        set_field(self, "lengths", lengths)
-
-    def single(self) -> str | None:
-        """The one step the recipe is, if it is one: "permute", "reshape", "reduce" or "insert"."""
-        # an insert always comes with an expand, and the initial reshape alone is
-        # the general case
-        made = (
-            self.init_shape is not None,
-            bool(self.reduce_axes),
-            self.perm is not None,
-            self.insert_shape is not None,
-            self.final_shape is not None,
-        )
-        return _SINGLE.get(made)
-
-    def executor(self, backend: Backend, reduction: str | None = None) -> Executor:
-        """What runs the recipe on `backend`'s arrays: ``run(x, reduction)``.
-
-        A recipe of one call gets the adapter's executor for that call, which calls
-        the framework directly; any other runs `run_steps`.
-
-        Args:
-            backend: the adapter of the arrays it will run on.
-            reduction: the reduction's name, or None for a function passed at run time.
-        """
-        single = self.single()
-        if single == "permute":
-            return backend.permuter(self.perm)  # type: ignore[arg-type]
-        if single == "reshape":
-            return backend.reshaper(self.final_shape)  # type: ignore[arg-type]
-        if single == "reduce" and reduction is not None:
-            return backend.reducer(reduction, self.reduce_axes)
-        if single == "insert":  # repeat's new axes: a reshape and a broadcast
-            return _inserter(backend, self.insert_shape, self.expand_shape)  # type: ignore[arg-type]
-        if self.reduce_axes and reduction is not None:  # the reducer made once, here
-            reducer = backend.reducer(reduction, self.reduce_axes)
-            return functools.partial(self.run_steps, backend, reducer=reducer)
-        return functools.partial(self.run_steps, backend)
-
-    def run_steps(
-        self, backend: Backend, x: Any, reduction: Any, reducer: Executor | None = None
-    ) -> Any:
-        """Every step of the recipe that does something, in order.
-
-        The reduction is `reducer` when given (the adapter's, made at bind time),
-        else `reduction`: a name, or a function ``f(x, axes)``.
-        """
-        if self.init_shape is not None:
-            x = backend.reshape(x, self.init_shape)
-        if self.reduce_axes:
-            if reducer is not None:
-                x = reducer(x, None)
-            elif type(reduction) is str:
-                x = backend.reduce(x, reduction, self.reduce_axes)
-            else:
-                x = reduction(x, self.reduce_axes)
-        if self.perm is not None:
-            x = backend.permute(x, self.perm)
-        if self.insert_shape is not None:
-            x = backend.reshape(x, self.insert_shape)
-            x = backend.expand(x, self.expand_shape)  # type: ignore[arg-type]
-        if self.final_shape is not None:
-            x = backend.reshape(x, self.final_shape)
-        return x
-
-    def _fields(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self._FIELDS)
-
-    def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise AttributeError(f"cannot assign to field {name!r}: a Recipe is immutable")
-
-    def __delattr__(self, name: str) -> NoReturn:
-        raise AttributeError(f"cannot delete field {name!r}: a Recipe is immutable")
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not Recipe:
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
-        return f"Recipe({fields})"
-
-    def __reduce__(self) -> tuple[type[Recipe], tuple[Any, ...]]:
-        return (Recipe, self._fields())
-
-
-#: Which steps a recipe makes -> the one call it is.
-_SINGLE: dict[tuple[bool, ...], str] = {
-    (False, False, True, False, False): "permute",
-    (False, False, False, False, True): "reshape",
-    (False, True, False, False, False): "reduce",
-    (False, False, False, True, False): "insert",
-}
-
-
-def _inserter(backend: Backend, insert: tuple[int, ...], expand: tuple[int, ...]) -> Executor:
-    """Repeat's executor of a reshape that inserts unit axes and the broadcast of them."""
-    reshape, broadcast = backend.reshaper(insert), backend.expand
-
-    def insert(x: Any, arg: Any) -> Any:
-        return broadcast(reshape(x, arg), expand)
-
-    return insert
 
 
 def _not_allowed(pattern: Pattern, span: Span, op: str) -> PatternError:
@@ -297,11 +128,7 @@ def _read_term(
                     dim.append(name)
                 elif item.__class__ is Dots:
                     if dots is not None:
-                        raise PatternError(
-                            f"'...' appears twice on the {side}",
-                            pattern=pattern.text,
-                            span=item.span,
-                        )
+                        raise _twice(pattern, item, side)
                     if side == "left" and kind is Group:
                         raise _dots_grouped(pattern, element.span)
                     dots = item.span
@@ -346,11 +173,15 @@ def _dots_grouped(pattern: Pattern, span: Span) -> PatternError:
     )
 
 
-def _twice(pattern: Pattern, axis: Axis, side: str) -> PatternError:
+def _twice(pattern: Pattern, item: Axis | Dots, side: str) -> PatternError:
+    """An axis, or '...', a second time on one side."""
+    if isinstance(item, Dots):
+        reason = f"'...' appears twice on the {side}"
+        return PatternError(reason, pattern=pattern.text, span=item.span)
     return PatternError(
-        f"axis '{axis.name}' appears twice on the {side}",
+        f"axis '{item.name}' appears twice on the {side}",
         pattern=pattern.text,
-        span=axis.span,
+        span=item.span,
         hint="use einsum to take a diagonal",
     )
 
@@ -448,7 +279,7 @@ def plan_recipe(op: str, text: str, shape: Sequence[int], lengths: LengthItems =
         in_dims = term_dims(left.term, count, anon_prefix="<in>")
         out_dims = term_dims(right.term, count, anon_prefix="<out>")
         known = _resolve(text, in_dims, shape, given)
-        in_axes, out_axes = _axis_names(in_dims), _axis_names(out_dims)
+        in_axes, out_axes = axis_names(in_dims), axis_names(out_dims)
         written = {s.name or "": s.length for d in out_dims for s in d.slots if s.length}
     else:
         in_axes, out_axes = _expand(left.axes, count), _expand(right.axes, count)  # type: ignore[arg-type]
@@ -470,7 +301,7 @@ def plan_recipe(op: str, text: str, shape: Sequence[int], lengths: LengthItems =
                     known[name] = length
     if given:
         check_used(text, given, known)
-    return _recipe(tuple(shape), in_axes, out_axes, known)
+    return recipe_of_axes(tuple(shape), in_axes, out_axes, known)
 
 
 def _dots_count(read: _TermRead, ndim: int) -> int | None:
@@ -573,60 +404,3 @@ def _resolve(
         for slot, length in dim
         if slot.name is not None
     }
-
-
-def _axis_names(dims: Sequence[Dim]) -> list[tuple[str, ...]]:
-    return [tuple([slot.name or "" for slot in dim.slots]) for dim in dims]
-
-
-def make_recipe(
-    shape: tuple[int, ...], in_dims: Sequence[Dim], out_dims: Sequence[Dim], known: dict[str, int]
-) -> Recipe:
-    """The recipe from an array of `shape` read as `in_dims` to `out_dims`.
-
-    Axes of `out_dims` missing from `in_dims` are broadcast (as repeat does); axes of
-    `in_dims` missing from `out_dims` are reduced. `known` holds every axis's length.
-    """
-    return _recipe(shape, _axis_names(in_dims), _axis_names(out_dims), known)
-
-
-def _recipe(
-    shape: tuple[int, ...],
-    in_dims: Sequence[tuple[str, ...]],
-    out_dims: Sequence[tuple[str, ...]],
-    known: dict[str, int],
-) -> Recipe:
-    """`make_recipe`, of each dimension's axis names."""
-    in_axes = [name for names in in_dims for name in names]
-    out_axes = [name for names in out_dims for name in names]
-    out_set = set(out_axes)
-    reduce_axes: list[int] = []
-    kept: dict[str, int] = {}  # each kept axis with its first position among the kept ones
-    for i, name in enumerate(in_axes):
-        if name not in out_set:
-            reduce_axes.append(i)
-        elif name not in kept:
-            kept[name] = i - len(reduce_axes)
-    perm = tuple([kept[n] for n in out_axes if n in kept])
-    new_axes = len(perm) != len(out_axes)
-    init_shape = tuple([known[n] for n in in_axes])
-    expand_shape = tuple([known[n] for n in out_axes])
-    final_shape = []
-    for names in out_dims:  # the product of each dimension's lengths (`product`), inline
-        size = 1
-        for name in names:
-            size *= known[name]
-        final_shape.append(size)
-    lengths = [(n, known[n]) for n in in_axes]
-    if new_axes:
-        lengths += [(n, known[n]) for n in out_axes if n not in kept]
-    return Recipe(
-        init_shape=None if same_sizes(init_shape, shape) else init_shape,
-        reduce_axes=tuple(reduce_axes),
-        perm=perm if perm != tuple(range(len(perm))) else None,
-        insert_shape=tuple([known[n] if n in kept else 1 for n in out_axes]) if new_axes else None,
-        expand_shape=expand_shape if new_axes else None,
-        # without new axes the permuted array's shape is expand_shape too
-        final_shape=None if same_sizes(final_shape, expand_shape) else tuple(final_shape),
-        lengths=tuple(lengths),
-    )
