@@ -37,7 +37,7 @@ import functools
 import itertools
 import re
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 from tensorops._errors import PatternError, Span
 
@@ -54,6 +54,7 @@ __all__ = [
     "Star",
     "Term",
     "check_names",
+    "is_axis_name",
     "is_spaced",
     "items_of",
     "parse_concat",
@@ -147,44 +148,42 @@ def items_of(term: Term) -> Iterator[tuple[Element, Item]]:
                 yield element, item
 
 
-class _Token(NamedTuple):
-    kind: str  # "name" "int" "..." "(" ")" "[" "]" "," "->" "_" "*" "+"
-    text: str
-    span: Span
+# The text in one pass of the regex engine: separators (whitespace, '...', '->' and the
+# one-character symbols) split out, the words between them left at the even positions.
+# Beyond ASCII every non-space character is part of a word: compact einsum equations use
+# any Unicode symbol as one axis, as opt_einsum writes them.
+_PIECES = re.compile(r"(\s+|\.\.\.|->|[()\[\],*+])")
+_SYMBOLS = frozenset(("...", "->", "(", ")", "[", "]", ",", "*", "+"))
+# One word: the characters an axis name or an integer is made of.
+_WORD = re.compile(r"(?:[0-9A-Za-z_]|[^\x00-\x7f\s])+")
 
 
-# One token per match, scanned by the regex engine: a long equation (hundreds of
-# terms) is read in time linear in its length, without a Python step per character.
-# Beyond ASCII every non-space character is part of a word: compact einsum equations
-# use any Unicode symbol as one axis, as opt_einsum writes them.
-_TOKEN = re.compile(
-    r"\s+|(?P<punct>\.\.\.|->|[()\[\],*+])|(?P<word>(?:[0-9A-Za-z_]|[^\x00-\x7f\s])+)"
-)
+#: A named tuple made without its Python-level ``__new__``: half the cost of ``Axis(...)``,
+#: for the nodes every pattern makes (benchmarks/cold.py: the first call of a pattern).
+_new = tuple.__new__
 
 
-def _tokenize(text: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    match = _TOKEN.match
-    i, n = 0, len(text)
-    while i < n:
-        found = match(text, i)
-        if found is None:
-            raise _bad_character(text, i)
-        j = found.end()
-        kind = found.lastgroup
-        if kind == "punct":
-            symbol = found.group()
-            tokens.append(_Token(symbol, symbol, (i, j)))
-        elif kind == "word":
-            word = found.group()
-            tokens.append(_Token(_classify_word(text, word, i), word, (i, j)))
-        i = j
-    return tokens
+def _word(text: str, word: str, start: int) -> Axis | Anon | Skip:
+    """The element a word is; raises at a character no word holds, or a bad integer."""
+    end = start + len(word)
+    if word.isidentifier():  # every character of an identifier is a word character
+        return Skip((start, end)) if word == "_" else Axis(word, (start, end))
+    if word.isascii() and word.isdecimal():
+        if word.strip("0"):
+            return Anon(int(word), (start, end))
+    else:
+        run = _WORD.match(word)
+        if run is None:
+            raise _bad_character(text, start)
+        if run.end() < len(word):  # the word before the character is read first
+            _classify_word(text, run.group(), start)
+            raise _bad_character(text, start + run.end())
+    _classify_word(text, word, start)  # a digit first, or zero: its error
+    return Axis(word, (start, end))  # a symbol beyond ASCII: a name for the ops to judge
 
 
-def _classify_word(text: str, word: str, start: int) -> str:
-    if word == "_":
-        return "_"
+def _classify_word(text: str, word: str, start: int) -> None:
+    """Refuse a word that starts with a digit but is not a positive integer."""
     if "0" <= word[0] <= "9":
         if not (word.isascii() and word.isdigit()):
             raise PatternError(
@@ -199,8 +198,6 @@ def _classify_word(text: str, word: str, start: int) -> str:
                 pattern=text,
                 span=(start, start + len(word)),
             )
-        return "int"
-    return "name"
 
 
 def _bad_character(text: str, i: int) -> PatternError:
@@ -217,134 +214,220 @@ def _bad_character(text: str, i: int) -> PatternError:
     )
 
 
-class _Parser:
-    def __init__(self, text: str, tokens: list[_Token], concat: bool = False) -> None:
-        self.text = text
-        self.tokens = tokens
-        self.pos = 0
-        self.concat = concat  # whether '+' joins the parts of a group
+def _word_error(text: str) -> PatternError | None:
+    """The first word of `text` that is no word, left to right, if any.
 
-    def error(self, reason: str, span: Span, hint: str | None = None) -> PatternError:
-        return PatternError(reason, pattern=self.text, span=span, hint=hint)
+    Such an error comes before any error of structure, wherever the two are.
+    """
+    start = 0
+    for k, piece in enumerate(_PIECES.split(text)):
+        if not k & 1 and piece:
+            try:
+                _word(text, piece, start)
+            except PatternError as error:
+                return error
+        start += len(piece)
+    return None
 
-    def peek(self) -> _Token | None:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
 
-    def parse(self) -> Pattern:
-        inputs = self.operands()
-        token = self.peek()
-        if token is None:
-            return Pattern(self.text, inputs, None, None)
-        if token.kind == "->":
-            self.pos += 1
-            outputs = self.operands()
-            extra = self.peek()
-            if extra is not None:
-                raise self.error("a pattern has at most one '->'", extra.span)
-            return Pattern(self.text, inputs, outputs, token.span)
-        raise self.error(f"unexpected {token.text!r}", token.span)  # pragma: no cover
+class _Open:
+    """A group or bracket being read: where it opened and what it holds so far."""
 
-    def operands(self) -> tuple[Term, ...]:
-        terms = [self.term()]
-        while (token := self.peek()) is not None and token.kind == ",":
-            self.pos += 1
-            terms.append(self.term())
-        return tuple(terms)
+    __slots__ = ("items", "parts", "plus", "start", "where")
 
-    def term(self) -> Term:
-        elements: list[Element] = []
-        start = self.tokens[self.pos].span[0] if self.pos < len(self.tokens) else len(self.text)
-        while (token := self.peek()) is not None and token.kind not in (",", "->"):
-            self.pos += 1
-            elements.append(self.element(token))
-        span = (elements[0].span[0], elements[-1].span[1]) if elements else (start, start)
-        return Term(tuple(elements), span)
+    def __init__(self, start: int, where: str) -> None:
+        self.start = start
+        self.where = where  # "parentheses" or "brackets": where a group stands
+        self.items: list[Any] = []
+        self.parts: list[tuple[Axis | Anon | Dots, ...]] = []
+        self.plus: list[Span] = []
 
-    def element(self, token: _Token) -> Element:
-        kind = token.kind
-        if kind == "_":
-            return Skip(token.span)
-        if kind == "*":
-            return Star(token.span)
-        if kind == "[":
-            return self.bracket(token)
-        if kind == "]":
-            raise self.error("unmatched closing bracket", token.span)
-        if kind == "+":
-            raise self.error(
-                "'+' is allowed only inside parentheses, between the parts of a concatenation",
-                token.span,
-                hint="concatenate with a group: 'b c1, b c2 -> b (c1 + c2)'",
-            )
-        return self.inner(token, "parentheses")
+    def part(self) -> tuple[Axis | Anon | Dots, ...]:
+        """The items since the last '+'."""
+        return tuple(self.items[sum(map(len, self.parts)) :])
 
-    def inner(self, token: _Token, where: str) -> Axis | Anon | Dots | Group:
-        """An element allowed inside brackets: a name, an integer, '...' or a group."""
-        if token.kind == "+" and where == "brackets":
-            raise self.error("'+' is not allowed inside brackets", token.span)
-        kind = token.kind
-        if kind == "name":
-            return Axis(token.text, token.span)
-        if kind == "int":
-            return Anon(int(token.text), token.span)
-        if kind == "...":
-            return Dots(token.span)
-        if kind == "(":
-            return self.group(token, where)
-        if kind == ")":
-            raise self.error("unmatched closing parenthesis", token.span)
-        raise self.error(f"{token.text!r} is not allowed inside {where}", token.span)
 
-    def group(self, opening: _Token, where: str = "parentheses") -> Group:
-        items: list[Axis | Anon | Dots] = []
-        parts: list[tuple[Axis | Anon | Dots, ...]] = []
-        plus: list[Span] = []
-        while (token := self.peek()) is not None and token.kind not in (",", "->", "]"):
-            self.pos += 1
-            if token.kind == ")":
-                span = (opening.span[0], token.span[1])
-                if not plus:
-                    return Group(tuple(items), span)
-                part = tuple(items[sum(map(len, parts)) :])
-                if not part:
-                    raise self.error("a part of the concatenation is empty", plus[-1])
-                return Group(tuple(items), span, (*parts, part), tuple(plus))
-            if token.kind == "(":
-                raise self.error("nested parentheses are not allowed", token.span)
-            if token.kind == "+":
-                self.check_plus(token, where)
-                part = tuple(items[sum(map(len, parts)) :])
-                if not part:
-                    raise self.error("a part of the concatenation is empty", token.span)
-                parts.append(part)
-                plus.append(token.span)
+def _error(text: str, reason: str, span: Span, hint: str | None = None) -> PatternError:
+    return PatternError(reason, pattern=text, span=span, hint=hint)
+
+
+def _read(text: str, concat: bool) -> Pattern:
+    """The pattern of `text`; `concat`: whether '+' joins the parts of a group.
+
+    A word that is no word is the error, wherever an error of structure is.
+    """
+    try:
+        return _read_tokens(text, concat)
+    except PatternError as error:
+        raise _word_error(text) or error from None
+
+
+def _tokens(text: str) -> list[str]:
+    """The tokens of `text`, by C string methods: symbols spaced apart, then split at spaces.
+
+    A word is what is left between whitespace and symbols, as `_PIECES` splits the text.
+    """
+    for symbol, spaced in _SPACED:  # str.translate costs several times more
+        if symbol in text:
+            text = text.replace(symbol, spaced)
+    return text.split()
+
+
+#: Each symbol with a space each side (`_tokens`); '...' and '->' before the characters.
+_SPACED = tuple((symbol, f" {symbol} ") for symbol in ("...", "->", *"()[],*+"))
+
+
+def _read_tokens(text: str, concat: bool) -> Pattern:
+    """`_read` in one pass over the tokens of `text`; the rarer symbols in `_symbol`."""
+    inputs: tuple[Term, ...] | None = None
+    arrow: Span | None = None
+    terms: list[Term] = []
+    elements: list[Element] = []
+    group: _Open | None = None
+    bracket: _Open | None = None
+    into = elements  # where the next node goes: the open group's, bracket's or term's list
+    find = text.find
+    end = 0
+    for token in _tokens(text):
+        start = find(token, end)  # only whitespace lies between two tokens
+        end = start + len(token)
+        node: Element
+        if token.isidentifier() and token != "_":  # a name: most tokens
+            into.append(_new(Axis, (token, (start, end))))
+            continue
+        if token == "(":
+            if group is not None:
+                raise _error(text, "nested parentheses are not allowed", (start, end))
+            group = _Open(start, "brackets" if bracket else "parentheses")
+            into = group.items
+            continue
+        if token == ")":
+            if group is None:
+                raise _error(text, "unmatched closing parenthesis", (start, end))
+            node, group = _close(text, group, end), None
+            into = bracket.items if bracket is not None else elements
+        elif token == "->" or token == ",":
+            if group or bracket:
+                raise _unclosed(text, group, bracket)
+            terms.append(_term(elements, start))
+            elements = into = []
+            if token == "->":
+                if arrow is not None:
+                    raise _error(text, "a pattern has at most one '->'", (start, end))
+                inputs, arrow, terms = tuple(terms), (start, end), []
+            continue
+        elif token == "...":
+            node = _new(Dots, ((start, end),))
+        elif token in _SYMBOLS:
+            found = _symbol(text, token, (start, end), concat, group, bracket)
+            if found is None:
                 continue
-            item = self.inner(token, "parentheses")
-            assert not isinstance(item, Group)
-            items.append(item)
-        raise self.error("unclosed parenthesis", opening.span)
+            if isinstance(found, _Open):
+                bracket = found
+                into = bracket.items
+                continue
+            node = found
+            if node.__class__ is Bracket:
+                bracket, into = None, elements
+        else:
+            node = _word(text, token, start)
+            if node.__class__ is Skip and (group or bracket):
+                where = "parentheses" if group else "brackets"
+                raise _not_inside(text, where, (start, end))
+        into.append(node)
+    if group or bracket:
+        raise _unclosed(text, group, bracket)
+    return _pattern(text, inputs, [*terms, _term(elements, len(text))], arrow)
 
-    def check_plus(self, token: _Token, where: str) -> None:
-        """Refuse a '+' in a group where the op does not concatenate, or inside brackets."""
-        if where == "brackets":
-            raise self.error("'+' is not allowed inside brackets", token.span)
-        if not self.concat:
-            raise self.error(
-                "concatenation with '+' is supported by rearrange and einsum only",
-                token.span,
-                hint="concatenate first: tops.rearrange([x, y], 'b c1, b c2 -> b (c1 + c2)')",
-            )
 
-    def bracket(self, opening: _Token) -> Bracket:
-        elements: list[Axis | Anon | Dots | Group] = []
-        while (token := self.peek()) is not None and token.kind not in (",", "->"):
-            self.pos += 1
-            if token.kind == "]":
-                return Bracket(tuple(elements), (opening.span[0], token.span[1]))
-            if token.kind == "[":
-                raise self.error("nested brackets are not allowed", token.span)
-            elements.append(self.inner(token, "brackets"))
-        raise self.error("unclosed bracket", opening.span)
+def _pattern(
+    text: str, inputs: tuple[Term, ...] | None, terms: list[Term], arrow: Span | None
+) -> Pattern:
+    """The pattern of `text` whose last terms are `terms` (the inputs, without an arrow)."""
+    if inputs is None:
+        return _new(Pattern, (text, tuple(terms), None, None))
+    return _new(Pattern, (text, inputs, tuple(terms), arrow))
+
+
+def _term(elements: list[Element], start: int) -> Term:
+    """A term of these elements; an empty one stands where the next token does."""
+    if elements:
+        return _new(Term, (tuple(elements), (elements[0].span[0], elements[-1].span[1])))
+    return _new(Term, ((), (start, start)))
+
+
+def _unclosed(text: str, group: _Open | None, bracket: _Open | None) -> PatternError:
+    if group is not None:
+        return _error(text, "unclosed parenthesis", (group.start, group.start + 1))
+    assert bracket is not None
+    return _error(text, "unclosed bracket", (bracket.start, bracket.start + 1))
+
+
+def _not_inside(text: str, where: str, span: Span) -> PatternError:
+    """A token a group ("parentheses", wherever it is) or a bracket does not hold."""
+    return _error(text, f"{text[span[0] : span[1]]!r} is not allowed inside {where}", span)
+
+
+def _close(text: str, group: _Open, end: int) -> Group:
+    """The group closed by ')' ending at `end`."""
+    span = (group.start, end)
+    if not group.plus:
+        return Group(tuple(group.items), span)
+    part = group.part()
+    if not part:
+        raise _error(text, "a part of the concatenation is empty", group.plus[-1])
+    return Group(tuple(group.items), span, (*group.parts, part), tuple(group.plus))
+
+
+def _symbol(
+    text: str, symbol: str, span: Span, concat: bool, group: _Open | None, bracket: _Open | None
+) -> Element | _Open | None:
+    """'[', ']', '*' or '+' where it stands: an element, a bracket opened, or None (a '+' read)."""
+    if group is not None:
+        if symbol == "]":
+            raise _unclosed(text, group, None)
+        if symbol == "+":
+            _plus(text, group, span, concat)
+            return None
+        raise _not_inside(text, "parentheses", span)
+    if bracket is not None:
+        if symbol == "]":
+            return Bracket(tuple(bracket.items), (bracket.start, span[1]))
+        if symbol == "[":
+            raise _error(text, "nested brackets are not allowed", span)
+        if symbol == "+":
+            raise _error(text, "'+' is not allowed inside brackets", span)
+        raise _not_inside(text, "brackets", span)
+    if symbol == "*":
+        return Star(span)
+    if symbol == "[":
+        return _Open(span[0], "brackets")
+    if symbol == "]":
+        raise _error(text, "unmatched closing bracket", span)
+    raise _error(
+        text,
+        "'+' is allowed only inside parentheses, between the parts of a concatenation",
+        span,
+        hint="concatenate with a group: 'b c1, b c2 -> b (c1 + c2)'",
+    )
+
+
+def _plus(text: str, group: _Open, span: Span, concat: bool) -> None:
+    """A '+' between the parts of a group; refused inside brackets or where no op joins."""
+    if group.where == "brackets":
+        raise _error(text, "'+' is not allowed inside brackets", span)
+    if not concat:
+        raise _error(
+            text,
+            "concatenation with '+' is supported by rearrange and einsum only",
+            span,
+            hint="concatenate first: tops.rearrange([x, y], 'b c1, b c2 -> b (c1 + c2)')",
+        )
+    part = group.part()
+    if not part:
+        raise _error(text, "a part of the concatenation is empty", span)
+    group.parts.append(part)
+    group.plus.append(span)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -353,7 +436,7 @@ def parse_pattern(text: str) -> Pattern:
 
     The result is cached: parsing the same text again is a dictionary lookup.
     """
-    return _Parser(text, _tokenize(text)).parse()
+    return _read(text, False)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -363,7 +446,11 @@ def parse_concat(text: str) -> Pattern:
     Raises:
         PatternError: the pattern is malformed, or a part of a concatenation is empty.
     """
-    return _Parser(text, _tokenize(text), concat=True).parse()
+    return _read(text, True)
+
+
+#: An underscore that starts or ends a word (ASCII text).
+_EDGE_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z_])_|_(?![0-9A-Za-z_])")
 
 
 def check_names(pattern: Pattern) -> None:
@@ -372,20 +459,35 @@ def check_names(pattern: Pattern) -> None:
     Raises:
         PatternError: at the first bad name.
     """
+    text = pattern.text
+    # A name is a word of the text, and the parser refuses a word that starts with a digit:
+    # in ASCII only an underscore at either end of a word can make one bad.
+    if text.isascii() and ("_" not in text or not _EDGE_UNDERSCORE.search(text)):
+        return
     for term in (*pattern.inputs, *(pattern.outputs or ())):
-        for _, item in items_of(term):
-            if isinstance(item, Axis):
-                _check_name(pattern.text, item)
+        for element in term.elements:  # items_of, inline
+            for inner in element.elements if element.__class__ is Bracket else (element,):
+                for item in inner.items if inner.__class__ is Group else (inner,):
+                    if item.__class__ is Axis and not is_axis_name(item.name):
+                        _refuse_name(text, item)
 
 
-def _check_name(text: str, axis: Axis) -> None:
+def is_axis_name(word: str) -> bool:
+    """Whether `word` is a valid axis name: an identifier neither starting nor ending with ``_``.
+
+    Examples:
+        >>> is_axis_name("d_model"), is_axis_name("_x"), is_axis_name("2a")
+        (True, False, False)
+    """
+    return word.isidentifier() and word[0] != "_" and word[-1] != "_"
+
+
+def _refuse_name(text: str, axis: Axis) -> NoReturn:
     name = axis.name
     if not name.isidentifier():
         reason = f"{name!r} is not a valid axis name: names are identifiers"
-    elif name[0] == "_" or name[-1] == "_":
-        reason = f"axis name {name!r} starts or ends with '_'"
     else:
-        return
+        reason = f"axis name {name!r} starts or ends with '_'"
     raise PatternError(
         reason,
         pattern=text,

@@ -45,7 +45,10 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
     """
     try:
         position, n_other = pack_term("pack", pattern)
-        if isinstance(tensors, (str, bytes)) or not isinstance(tensors, Sequence) or not tensors:
+        if (
+            tensors.__class__ is not list
+            and (isinstance(tensors, (str, bytes)) or not isinstance(tensors, Sequence))
+        ) or not tensors:
             raise ArgumentError("pack takes a non-empty list of arrays")
         return _pack_with(get_backend(tensors[0]), tensors, position, n_other)
     except TensorOpsError as error:
@@ -66,27 +69,29 @@ def _pack_with(
     """`pack` with `backend`, once the pattern is read."""
     flat, shapes = [], []
     reference: Shape | None = None
+    kind, after = type(tensors[0]), n_other - position
     for i, x in enumerate(tensors):
-        if type(x) is not type(tensors[0]) and not _same_family(x, backend):
+        if type(x) is not kind and not _same_family(x, backend):
             raise ArgumentError(f"element {i} is a {type(x).__name__}, not an array")
         shape = backend.sizes(x)  # not x.shape: a graph on PyTensor
         if len(shape) < n_other:
             raise ShapeError(
                 f"input {i} has {len(shape)} dimensions, the pattern needs at least {n_other}"
             )
-        end = len(shape) - (n_other - position)
-        outside = shape[:position] + shape[end:]
+        end = len(shape) - after
+        before, packed, rest = shape[:position], shape[position:end], shape[end:]
         if reference is None:
-            reference = outside
-        elif not may_equal(outside, reference):
+            reference = before + rest
+        elif not may_equal(before + rest, reference):
+            outside = before + rest
             raise ShapeError(f"input {i} has axes {outside} outside '*', input 0 has {reference}")
         # a length known only when the graph runs as the framework's own scalar, which
         # unpack takes back (as parse_shape's)
         shapes.append(tuple(backend.outward_size(n) for n in shape[position:end]))
         size = 1
-        for d in shape[position:end]:
+        for d in packed:
             size *= d
-        flat.append(backend.reshape(x, (*shape[:position], size, *shape[end:])))
+        flat.append(backend.reshape(x, (*before, size, *rest)))
     return backend.concat(flat, position), shapes
 
 
@@ -148,14 +153,22 @@ def _resolve_packed_shapes(
     packed_shapes: Sequence[Sequence[int]], total: Any, backend: Any
 ) -> list[Shape]:
     try:
-        shapes = [tuple(_length(d, backend) for d in s) for s in packed_shapes]
+        shapes = [tuple(s) for s in packed_shapes]
+        # not type(): Dynamo gives int as the type of a symbolic size, SymInt as its class
+        ints = _INT.issuperset([d.__class__ for s in shapes for d in s])
+        if not ints:  # NumPy's integers, symbolic sizes, lengths known when a graph runs
+            shapes = [tuple(_length(d, backend) for d in s) for s in shapes]
     except (TypeError, ValueError):
         raise ArgumentError(
             "packed_shapes must be a list of shapes (tuples of ints), as pack returns"
         ) from None
-    unknown = [(i, j) for i, s in enumerate(shapes) for j, d in enumerate(s) if known_as(d, -1)]
-    if any(_is_int(d) and d < -1 for s in shapes for d in s):
-        raise ShapeError(f"packed_shapes {shapes} hold a negative length")
+    unknown: list[tuple[int, int]] = []
+    if not (ints and min([d for s in shapes for d in s], default=0) >= 0):  # a -1 to infer
+        unknown = [(i, j) for i, s in enumerate(shapes) for j, d in enumerate(s) if known_as(d, -1)]
+        if any(_is_int(d) and d < -1 for s in shapes for d in s):
+            raise ShapeError(f"packed_shapes {shapes} hold a negative length")
+        if len(unknown) > 1:
+            raise ShapeError(f"packed_shapes {shapes} hold more than one -1")
     known: Any = 0
     for s in shapes:
         size: Any = 1
@@ -163,8 +176,6 @@ def _resolve_packed_shapes(
             size *= 1 if known_as(d, -1) else d
         if not any(known_as(d, -1) for d in s):
             known += size
-    if len(unknown) > 1:
-        raise ShapeError(f"packed_shapes {shapes} hold more than one -1")
     if unknown:
         i, j = unknown[0]
         rest: Any = 1
@@ -187,6 +198,10 @@ def _resolve_packed_shapes(
         ),
     )
     return shapes
+
+
+#: The type of the lengths `_resolve_packed_shapes` takes as they are.
+_INT = frozenset((int,))
 
 
 def _is_int(n: Any) -> bool:

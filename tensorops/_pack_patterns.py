@@ -21,6 +21,7 @@ from tensorops._grammar import (
     Star,
     Term,
     check_names,
+    is_axis_name,
     parse_pattern,
 )
 
@@ -59,6 +60,28 @@ def pack_term(op: str, pattern: str) -> tuple[int, int]:
     Raises:
         PatternError: not one ``*``, an axis twice, or an element other than names.
     """
+    plain = plain_pack_term(pattern)
+    return plain if plain is not None else grammar_pack_term(op, pattern)
+
+
+def plain_pack_term(pattern: str) -> tuple[int, int] | None:
+    """`pack_term` of names and one ``*``, each alone between spaces (most patterns); else None.
+
+    What the grammar finds for them (`grammar_pack_term`), read from the words alone.
+    """
+    words = pattern.split() if type(pattern) is str else []
+    if words.count("*") == 1 and len(set(words)) == len(words):
+        position = words.index("*")
+        names = words[:position] + words[position + 1 :]
+        if all(map(str.isidentifier, names)) and (
+            "_" not in pattern or all(map(is_axis_name, names))
+        ):
+            return position, len(names)
+    return None
+
+
+def grammar_pack_term(op: str, pattern: str) -> tuple[int, int]:
+    """`pack_term` through the grammar: every pattern, every error."""
     term = single_term(op, pattern)
     stars = [i for i, e in enumerate(term.elements) if isinstance(e, Star)]
     if len(stars) != 1:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tensorops._errors import PatternError, TensorOpsError
 from tensorops._grammar import (
@@ -11,12 +15,17 @@ from tensorops._grammar import (
     Bracket,
     Dots,
     Group,
+    Pattern,
     Skip,
     Star,
     check_names,
+    is_axis_name,
     is_spaced,
+    items_of,
+    parse_concat,
     parse_pattern,
 )
+from tests._reference_grammar import read
 
 
 def test_names_integers_groups_and_ellipsis() -> None:
@@ -151,3 +160,71 @@ def test_unicode_letters_and_symbols_are_words() -> None:
 )
 def test_the_notation_rule(text: str, spaced: bool) -> None:
     assert is_spaced(parse_pattern(text)) is spaced
+
+
+# -- the one-pass reader against a plain one -----------------------------------------------
+
+#: Pieces of pattern text: every token kind, near-misses of each, and whitespace of each kind.
+_PIECES = (
+    *(
+        "a",
+        "b",
+        "xy",
+        "d_in",
+        "_",
+        "_x",
+        "x_",
+        "1",
+        "2",
+        "007",
+        "0",
+        "2a",
+        "\u00d7",
+        "\u00e9",
+        "\u0661",
+    ),
+    *("...", "..", ".", "->", "-", ">", "=", "(", ")", "[", "]", ",", "*", "+", ";", "{"),
+    *(" ", " ", "  ", "\t", "\n", "\u00a0", "\u2003"),
+)
+_TEXTS = st.lists(st.sampled_from(_PIECES), max_size=14).map("".join)
+
+
+def _outcome(read: Callable[[], Pattern]) -> object:
+    """The tree, or the error's reason, span, hint and pattern."""
+    try:
+        return read()
+    except PatternError as error:
+        return (error.reason, error.span, error.hint, error.pattern)
+
+
+@settings(max_examples=3000)
+@given(_TEXTS, st.booleans())
+def test_the_reader_agrees_with_a_plain_reader(text: str, concat: bool) -> None:
+    """Every text reads to the same tree, or fails with the same error, as token by token."""
+    ours = parse_concat.__wrapped__ if concat else parse_pattern.__wrapped__
+    assert _outcome(lambda: ours(text)) == _outcome(lambda: read(text, concat))
+
+
+def _names_checked_one_by_one(pattern: Pattern) -> object:
+    for term in (*pattern.inputs, *(pattern.outputs or ())):
+        for _, item in items_of(term):
+            if isinstance(item, Axis) and not is_axis_name(item.name):
+                return item
+    return None
+
+
+@settings(max_examples=2000)
+@given(_TEXTS)
+def test_check_names_finds_the_first_bad_name(text: str) -> None:
+    """The shortcut for texts with no bad name at a word's edge misses no bad name."""
+    try:
+        pattern = parse_pattern(text)
+    except PatternError:
+        return
+    bad = _names_checked_one_by_one(pattern)
+    if bad is None:
+        check_names(pattern)
+        return
+    with pytest.raises(PatternError) as info:
+        check_names(pattern)
+    assert info.value.span == bad.span  # type: ignore[attr-defined]

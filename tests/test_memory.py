@@ -35,7 +35,7 @@ CACHE_SIZES = {
     "tensorops._pack_patterns.pack_term": 256,
     "tensorops._lint.calls._binding_text": 1024,
     "tensorops._lint.calls._rests": 4096,
-    "tensorops._plan.check_pattern": 1024,
+    "tensorops._plan._checked": 1024,
 }
 
 

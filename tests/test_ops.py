@@ -11,8 +11,11 @@ from typing import Any
 import einops
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensorops as tops
+from tensorops import _pack_patterns
 
 REARRANGE_CASES = [
     ("b c h w -> b h w c", (2, 3, 4, 5), {}),
@@ -161,6 +164,24 @@ def test_pack_matches_einops(pattern: str, shapes: list[tuple[int, ...]]) -> Non
     assert ps == [tuple(s) for s in expected_ps]
     for got, want in zip(tops.unpack(packed, ps, pattern), xs, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+_PACK_WORDS = ("a", "b", "c", "*", "_", "_a", "a_", "1", "(a", "a)", "...", ",", "->", "\u00e9")
+
+
+@settings(max_examples=1000)
+@given(st.lists(st.sampled_from(_PACK_WORDS), max_size=5), st.sampled_from(["pack", "unpack"]))
+def test_pack_patterns_of_plain_words_read_as_the_grammar_reads_them(
+    words: list[str], op: str
+) -> None:
+    """Names and one '*' are read from the words; the same answer as the grammar's."""
+    pattern = " ".join(words)
+    plain = _pack_patterns.plain_pack_term(pattern)
+    try:
+        read: object = _pack_patterns.grammar_pack_term(op, pattern)
+    except tops.TensorOpsError:
+        read = None  # the grammar refuses it: the words must not take it
+    assert plain is None or plain == read
 
 
 def test_parse_shape(backend: Any) -> None:

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
-from tensorops._axes import product
 from tensorops._backends import NUMPY_BACKEND, get_backend
 from tensorops._config import Settings, check_progress, config
 from tensorops._convert import convert
@@ -37,6 +36,7 @@ from tensorops._einsum.planning._progress import with_progress
 from tensorops._einsum.programs._execute import letter_equation
 from tensorops._einsum.programs._program import (
     ContractionPlan,
+    EinsumPlan,
     einsum_program,
     plan_einsum,
     plan_einsum_cached,
@@ -76,24 +76,39 @@ def _prepare(op: Op, operands: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def _plan(equation: str, shapes: Any, lengths: Any, variant: Any, backend: Backend) -> Executor:
     settings, spaced = variant
-    try:
-        plan = plan_einsum_cached(equation, shapes, lengths, spaced, settings)
-    except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
-        plan = plan_einsum(equation, shapes, lengths, spaced, settings)
+    if len(shapes) == 2 and settings.strategy == "auto" and settings.semiring == "sum":
+        # A pair is one step, never sliced, whatever the limit (`_paths.plan_contraction`):
+        # nothing to search for and nothing to cache but the executor.
+        plan = EinsumPlan(bind_equation(equation, shapes, lengths, spaced), ((0, 1),), "auto", ())
+    else:
+        try:
+            plan = plan_einsum_cached(equation, shapes, lengths, spaced, settings)
+        except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
+            plan = plan_einsum(equation, shapes, lengths, spaced, settings)
     if settings.semiring != "sum":
         return semiring_executor(plan, backend, settings.memory_limit)
+    framework = framework_einsum(plan, settings, backend)
+    if framework is None:
+        return _program_executor(plan, backend)
+    programs: list[Executor] = []  # the program, built for the first call that needs it
+
+    def run_tiny(operands: Any, extras: Any) -> Any:
+        if extras is None:
+            return framework(*operands)
+        if not programs:
+            programs.append(_program_executor(plan, backend))
+        return programs[0](operands, extras)
+
+    return run_tiny
+
+
+def _program_executor(plan: Any, backend: Backend) -> Executor:
+    """The executor of `plan`'s program of primitive calls on `backend`."""
     built = einsum_program(plan)
     run: Executor = functools.partial(built.run, backend)
     if getattr(backend, "einsum_pairs", False):  # each pair one call of the framework's einsum
         run = built.by_einsums(backend, plan.bound.output) or run
-    framework = framework_einsum(plan, settings, backend)
-    if framework is None:
-        return run
-
-    def run_tiny(operands: Any, extras: Any) -> Any:
-        return framework(*operands) if extras is None else run(operands, extras)
-
-    return run_tiny
+    return run
 
 
 # The largest products of axis sizes that `auto` hands to the framework's own einsum
@@ -110,21 +125,22 @@ def framework_einsum(plan: Any, settings: Settings, backend: Backend) -> Any:
         settings.strategy != "auto"
         or len(bound.axes) != 2
         or plan.sliced_axes
-        or any(shape is not None for shape in bound.shapes)
+        or bound.shapes != (None, None)
         or bound.output_dims is not None
     ):
         return None
-    sizes = bound.sizes
-    # symbolic sizes (torch.compile, torch.export): comparing them adds guards. Not
-    # type(size): Dynamo gives int as the type of a symbolic size, SymInt as its class.
-    if any(size.__class__ is not int for size in sizes.values()):
-        return None
-    elements = product(sizes.values())
+    elements = 1
+    for size in bound.sizes.values():
+        # symbolic sizes (torch.compile, torch.export): comparing them adds guards. Not
+        # type(size): Dynamo gives int as the type of a symbolic size, SymInt as its class.
+        if size.__class__ is not int:
+            return None
+        elements *= size
     if elements > _TINY_NO_GEMM:
         return None
-    first, second = (set(axes) for axes in bound.axes)
+    first, second = set(bound.axes[0]), set(bound.axes[1])
     output = bound.output
-    gemm = any(a in output for a in first - second) and any(a in output for a in second - first)
+    gemm = not (first - second).isdisjoint(output) and not (second - first).isdisjoint(output)
     if gemm and elements > _TINY_ANY:
         return None
     equation = letter_equation(bound.axes, output)

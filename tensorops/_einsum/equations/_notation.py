@@ -167,10 +167,6 @@ def _compact_word(word: str) -> bool:
     return all(char.isalpha() if char.isascii() else not char.isspace() for char in word)
 
 
-def _plain_name(word: str) -> bool:
-    return word.isascii() and word.isidentifier() and word[0] != "_" and word[-1] != "_"
-
-
 def plain_axes(equation: str, spaced: bool | None) -> Plain | None:
     """The axis names of a valid equation of plain axes (no ``...``, groups or digits); else None.
 
@@ -199,13 +195,19 @@ def plain_axes(equation: str, spaced: bool | None) -> Plain | None:
         spaced = several
     elif not spaced and several:
         return None
+    if spaced:  # every word a name: an identifier neither starting nor ending with '_'
+        if not equation.isascii():
+            return None
+        edges = "_" in equation
+        for words in terms:
+            for word in words:
+                if not word.isidentifier() or (edges and (word[0] == "_" or word[-1] == "_")):
+                    return None
+        inputs = tuple([tuple(words) for words in (terms[:-1] if arrow else terms)])
+        return _with_output(spaced, inputs, tuple(terms[-1]) if arrow else None)
     names: list[tuple[str, ...]] = []
     for words in terms:
-        if spaced:
-            if not all(_plain_name(word) for word in words):
-                return None
-            names.append(tuple(words))
-        elif words:
+        if words:
             if not _compact_word(words[0]):
                 return None
             names.append(tuple(words[0]))

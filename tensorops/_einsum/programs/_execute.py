@@ -96,6 +96,8 @@ def _prepare(
     axes: tuple[str, ...], shape: tuple[int, ...] | None, needed: set[str]
 ) -> tuple[Prepare | None, tuple[str, ...], tuple[str, ...]]:
     """What to do to one operand; its axes after it, and after its diagonals only."""
+    if shape is None and needed.issuperset(axes) and len(set(axes)) == len(axes):
+        return None, axes, axes  # nothing to do (most operands)
     current = list(axes)
     diagonals: list[tuple[int, int]] = []
     while len(set(current)) < len(current):
@@ -106,8 +108,8 @@ def _prepare(
         del current[first]
         del current[position]
         current.append(axis)
-    summed = tuple(i for i, axis in enumerate(current) if axis not in needed)
-    result = tuple(axis for axis in current if axis in needed)
+    summed = tuple([i for i, axis in enumerate(current) if axis not in needed])
+    result = tuple([axis for axis in current if axis in needed])
     if shape is None and not diagonals and not summed:
         return None, result, tuple(current)
     return Prepare(shape, tuple(diagonals), summed), result, tuple(current)
@@ -141,37 +143,40 @@ def _layout(
 ) -> tuple[str, _Layout, _Layout, tuple[int, ...]]:
     """The mode of a pairwise step, each side's permutation and shape, and the shape made."""
     (left, right), (only_left, only_right) = operands, only
-    batch_shape = tuple(sizes[a] for a in batch)
+    batch_shape = tuple([sizes[a] for a in batch])
     if summed and batch and not only_left and not only_right:
         # Batched inner products: a matmul of (1, C) by (C, 1) matrices per batch element
         # is much slower than multiply + sum (NumPy loops over the batch in C).
         side = (*batch_shape, _size(summed, sizes))
         return (
             "dot",
-            (tuple(left.index(a) for a in batch + summed), side),
-            (tuple(right.index(a) for a in batch + summed), side),
+            (tuple([left.index(a) for a in batch + summed]), side),
+            (tuple([right.index(a) for a in batch + summed]), side),
             batch_shape,
         )
     if summed:
-        inner, rows, columns = (_size(axes, sizes) for axes in (summed, only_left, only_right))
+        inner, rows, columns = [_size(axes, sizes) for axes in (summed, only_left, only_right)]
         return (
             "matmul",
-            (tuple(left.index(a) for a in batch + only_left + summed), (*batch_shape, rows, inner)),
             (
-                tuple(right.index(a) for a in batch + summed + only_right),
+                tuple([left.index(a) for a in batch + only_left + summed]),
+                (*batch_shape, rows, inner),
+            ),
+            (
+                tuple([right.index(a) for a in batch + summed + only_right]),
                 (*batch_shape, inner, columns),
             ),
             (*batch_shape, rows, columns),
         )
-    left_sizes, right_sizes = (tuple(sizes[a] for a in axes) for axes in only)
+    left_sizes, right_sizes = [tuple([sizes[a] for a in axes]) for axes in only]
     return (
         "multiply",
         (
-            tuple(left.index(a) for a in batch + only_left),
+            tuple([left.index(a) for a in batch + only_left]),
             (*batch_shape, *left_sizes, *(1,) * len(only_right)),
         ),
         (
-            tuple(right.index(a) for a in batch + only_right),
+            tuple([right.index(a) for a in batch + only_right]),
             (*batch_shape, *(1,) * len(only_left), *right_sizes),
         ),
         (*batch_shape, *left_sizes, *right_sizes),
@@ -186,23 +191,23 @@ def _pair(
     sizes: dict[str, int],
 ) -> tuple[Pair, tuple[str, ...]]:
     """The calls contracting two operands; ``keep`` = the axes needed after this step."""
-    sum_left = tuple(i for i, a in enumerate(left) if a not in right and a not in keep)
-    sum_right = tuple(i for i, a in enumerate(right) if a not in left and a not in keep)
-    left = tuple(a for i, a in enumerate(left) if i not in sum_left)
-    right = tuple(a for i, a in enumerate(right) if i not in sum_right)
-    batch = tuple(a for a in left if a in right and a in keep)
-    summed = tuple(a for a in left if a in right and a not in keep)
-    only_left = tuple(a for a in left if a not in right)
-    only_right = tuple(a for a in right if a not in left)
-    left_shape = tuple(sizes[a] for a in left)
-    right_shape = tuple(sizes[a] for a in right)
+    sum_left = tuple([i for i, a in enumerate(left) if a not in right and a not in keep])
+    sum_right = tuple([i for i, a in enumerate(right) if a not in left and a not in keep])
+    if sum_left:
+        left = tuple([a for i, a in enumerate(left) if i not in sum_left])
+    if sum_right:
+        right = tuple([a for i, a in enumerate(right) if i not in sum_right])
+    batch = tuple([a for a in left if a in right and a in keep])
+    summed = tuple([a for a in left if a in right and a not in keep])
+    only_left = tuple([a for a in left if a not in right])
+    only_right = tuple([a for a in right if a not in left])
     out_axes = batch + only_left + only_right
-    natural = tuple(sizes[a] for a in out_axes)
+    natural = tuple([sizes[a] for a in out_axes])
     mode, (perm_left, shape_left), (perm_right, shape_right), produced = _layout(
         (left, right), batch, summed, (only_left, only_right), sizes
     )
-    permuted_left = tuple(left_shape[i] for i in perm_left)
-    permuted_right = tuple(right_shape[i] for i in perm_right)
+    permuted_left = tuple([sizes[left[i]] for i in perm_left])
+    permuted_right = tuple([sizes[right[i]] for i in perm_right])
     pair = Pair(
         *slots,
         mode=mode,
@@ -277,7 +282,7 @@ def build_program(network: Network, path: Sequence[tuple[int, ...]]) -> Program:
         order.append(current)
     (final,) = order
     final_axes = slots[final]
-    perm = moved(tuple(final_axes.index(a) for a in output))
+    perm = moved(tuple([final_axes.index(a) for a in output]))
     return Program(
         tuple(prepare), tuple(pairs), final, perm, output_shape, tuple(made), tuple(prepared)
     )
@@ -314,12 +319,12 @@ def letter_equation(terms: Sequence[Sequence[str]], output: Sequence[str]) -> st
         >>> letter_equation([("i", "j"), ("j", "k")], ("k", "i"))
         'ab,bc->ca'
     """
-    axes = dict.fromkeys(axis for term in terms for axis in term)
+    axes = dict.fromkeys([axis for term in terms for axis in term])
     if len(axes) > len(string.ascii_letters):
         return None
     letters = dict(zip(axes, string.ascii_letters, strict=False))
-    inputs = ",".join("".join(letters[axis] for axis in term) for term in terms)
-    return f"{inputs}->{''.join(letters[axis] for axis in output)}"
+    inputs = ",".join(["".join([letters[axis] for axis in term]) for term in terms])
+    return f"{inputs}->{''.join([letters[axis] for axis in output])}"
 
 
 def pair_equations(program: Program, output: tuple[str, ...]) -> tuple[str, ...] | None:
