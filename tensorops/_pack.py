@@ -154,8 +154,9 @@ def _resolve_packed_shapes(
 ) -> list[Shape]:
     try:
         shapes = [tuple(s) for s in packed_shapes]
-        # not type(): Dynamo gives int as the type of a symbolic size, SymInt as its class
-        ints = _INT.issuperset([d.__class__ for s in shapes for d in s])
+        # type(): what Dynamo can trace (it gives int as a symbolic size's type, and a
+        # symbolic size is taken as it is either way)
+        ints = all(type(d) is int for s in shapes for d in s)
         if not ints:  # NumPy's integers, symbolic sizes, lengths known when a graph runs
             shapes = [tuple(_length(d, backend) for d in s) for s in shapes]
     except (TypeError, ValueError):
@@ -163,7 +164,7 @@ def _resolve_packed_shapes(
             "packed_shapes must be a list of shapes (tuples of ints), as pack returns"
         ) from None
     unknown: list[tuple[int, int]] = []
-    if not (ints and min([d for s in shapes for d in s], default=0) >= 0):  # a -1 to infer
+    if not (ints and all(d >= 0 for s in shapes for d in s)):  # a -1 to infer
         unknown = [(i, j) for i, s in enumerate(shapes) for j, d in enumerate(s) if known_as(d, -1)]
         if any(_is_int(d) and d < -1 for s in shapes for d in s):
             raise ShapeError(f"packed_shapes {shapes} hold a negative length")
@@ -198,10 +199,6 @@ def _resolve_packed_shapes(
         ),
     )
     return shapes
-
-
-#: The type of the lengths `_resolve_packed_shapes` takes as they are.
-_INT = frozenset((int,))
 
 
 def _is_int(n: Any) -> bool:

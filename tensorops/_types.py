@@ -78,7 +78,7 @@ class IndexSpec(NamedTuple):
 
 
 class Primitives(Protocol):
-    """What an adapter must give: its framework's own calls (26 methods and a name).
+    """What an adapter must give: its framework's own calls (27 methods, `__hash__` and a name).
 
     Arrays are typed ``Any``: each family has its own class. Everything else the ops
     call (`Backend`) is derived from these by `tensorops._backends._base.AdapterBase`,
