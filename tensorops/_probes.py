@@ -59,7 +59,7 @@ def _term_shape(
             if isinstance(inner, Dots):
                 continue
             if compact and isinstance(inner, Axis):
-                shape.extend(unknown for _ in inner.name)
+                shape.extend(_letter(letter, lengths, unknown) for letter in inner.name)
             else:
                 shape.append(dimension_size(inner, lengths, unknown))
     return tuple(shape)
@@ -80,8 +80,8 @@ def probe_shapes(
     Examples:
         >>> probe_shapes("b (h w) c -> b h w c", {"h": 4})
         ((1, 4, 1),)
-        >>> probe_shapes("ij,jk->ik", {}, compact=True)
-        ((1, 1), (1, 1))
+        >>> probe_shapes("ij,jk->ik", {"j": 3}, compact=True)
+        ((1, 3), (3, 1))
     """
     try:
         pattern = parse_concat(text)
@@ -89,3 +89,9 @@ def probe_shapes(
         return None
     given = {name: n for name, n in lengths.items() if type(n) is int and n > 0}
     return tuple(_term_shape(term, given, compact, unknown) for term in pattern.inputs)
+
+
+def _letter(letter: str, lengths: Mapping[str, Any], unknown: int) -> int:
+    """The length of one axis of a compact einsum term: the call's, or `unknown`."""
+    given = lengths.get(letter)
+    return given if type(given) is int else unknown

@@ -416,7 +416,7 @@ def test_the_environment_variable_sets_the_default(value: str, on: bool) -> None
 
 
 def test_a_warm_call_does_not_parse(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tensorops._check as module
+    import tensorops._check_patterns as module
 
     x = np.zeros((4, 6, 3))
     tops.check(x, "b (h w) c", h=2, c=3)
@@ -427,10 +427,10 @@ def test_a_warm_call_does_not_parse(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(module, "parse_pattern", refuse)
     monkeypatch.setattr(module, "check_program", refuse)
-    before = module._solved.cache_info().hits
+    before = module.solved.cache_info().hits
     assert tops.check(x, "b (h w) c", h=2, c=3) is x
     assert tops.check([x, x], "b t c, b t c") == {"b": 4, "t": 6, "c": 3}
-    assert module._solved.cache_info().hits >= before + 2
+    assert module.solved.cache_info().hits >= before + 2
 
 
 # --- frameworks ------------------------------------------------------------------------------

@@ -130,6 +130,17 @@ NOT_CHECKED = {
     ),
     "einops.einsum with '_'": 'import einops\neinops.einsum(a, b, "i _, _ k -> i k")',
     "a method of an array": 'x.rearrange("b c -> b")',
+    "a compact einsum with a length given": (
+        'import tensorops\ntensorops.einsum("ij,jk->ik", a, b, j=3)'
+    ),
+    "an einsum keyword whose value is not a constant": (
+        'import tensorops\ntensorops.einsum("ij,jk->ik", a, b, optimise=how)'
+    ),
+    "an einsum keyword beside **kwargs": (
+        'import tensorops\ntensorops.einsum("ij,jk->ik", a, b, optimise="greedy", **more)'
+    ),
+    "check of an argument that may be a list": 'import tensorops\ntensorops.check(xs, "a, b")',
+    "check of an array whose shape is not seen": 'import tensorops\ntensorops.check(x, "a b", a=2)',
 }
 
 
@@ -203,6 +214,18 @@ MESSAGES: list[tuple[str, dict[str, Any]]] = [
     ('tops.where(a, a, a, "b c, b c -> b c")', {"a": x2 > 0}),
     ('tops.rearrange([a, a], "b c1, b c2 -> b (c1 + c3)")', {"a": x2}),
     ('tops.rearrange(np.zeros((4, 9)), "b (h w) -> b h w", h=2)', {"np": np}),
+    ('tops.einsum("ij,kj->ik", a, a, optimise="greedy")', {"a": x2}),
+    ('tops.einsum("ij,kj->ik", a, a, z=3)', {"a": x2}),
+    ('tops.einsum_path("ij,jk->ik", (2, 3), (3, 4), optimise="greedy")', {}),
+    ('tops.check(a, "b c -> d")', {"a": x2}),
+    ('tops.check(a, "b [c]")', {"a": x2}),
+    ('tops.check(a, "b c", d=3)', {"a": x2}),
+    ('tops.check([a, a], "b c")', {"a": x2}),
+    ('tops.check(np.zeros((2, 3)), "b c", c=4)', {"np": np}),
+    ('tops.check(a, "... b ...")', {"a": x2}),
+    ('tops.check(a, "b (... c)")', {"a": x2}),
+    ('tl.Check("a, b")', {"tl": tl}),
+    ('tl.Check("b c", d=2)', {"tl": tl}),
     ('tl.Rearrange("b c -> b c d")', {"tl": tl}),
     ('tl.Reduce("b c -> b", "maen")', {"tl": tl}),
     ('tl.EinMix("b c -> b d", weight_shape="c d", c=3)', {"tl": tl}),

@@ -18,13 +18,13 @@ import tensorops._lint
 #: The documented bound of every cache (docs/guarantees.md); a new cache must be added here.
 CACHE_SIZES = {
     "tensorops._backends._base._elementwise": 512,
-    "tensorops._check._solved": 1024,
-    "tensorops._check._terms": 1024,
-    "tensorops._check.check_program": 1024,
+    "tensorops._check_patterns.solved": 1024,
+    "tensorops._check_patterns._terms": 1024,
+    "tensorops._check_patterns.check_program": 1024,
     "tensorops._compile.checks.checked": 1024,
     "tensorops._dispatch.bound_plan": 4096,
     "tensorops._elementwise._planning.read_pattern": 1024,
-    "tensorops._einsum.equations._arguments._input_axes": 256,
+    "tensorops._einsum.equations._keywords._input_axes": 256,
     "tensorops._einsum.equations._concat._rewrite": 256,
     "tensorops._einsum.equations._concat._splitter": 256,
     "tensorops._einsum.programs._program.plan_einsum_cached": 1024,

@@ -3,10 +3,11 @@
 Each op is planned by the function its run time calls (`tensorops._plan.plan_recipe`,
 `tensorops._concat.plan_concat`, `tensorops._marked.plan_marked`,
 `tensorops._index_plan.plan_index`, `tensorops._elementwise._planning.plan_operands`,
-`tensorops._einsum.equations._bind.bind_equation`, `tensorops._pack_patterns.pack_term` and
-`shape_term`, `tensorops._einmix.plan_einmix`), so a finding says what the call would
-say when it runs. The arrays are probes (`tensorops._probes`), or the call's own
-shapes where literals give them all and every length is a constant.
+`tensorops._einsum.equations._bind.bind_equation` after `_keywords.read_keywords`,
+`tensorops._pack_patterns.pack_term` and `shape_term`, `tensorops._check_patterns.solve`,
+`tensorops._einmix.plan_einmix`), so a finding says what the call would say when it
+runs. The arrays are probes (`tensorops._probes`), or the call's own shapes where
+literals give them all and every length is a constant.
 
 A length whose value is not a constant (``h=self.heads``) is planned as `PLACEHOLDER`,
 and a message that shows it shows the expression instead. A call with ``**kwargs``
@@ -19,9 +20,11 @@ import ast
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from tensorops._check_patterns import solve
 from tensorops._concat import plan_concat
 from tensorops._einmix import plan_einmix
 from tensorops._einsum.equations._bind import bind_equation
+from tensorops._einsum.equations._keywords import read_keywords
 from tensorops._elementwise._planning import plan_operands
 from tensorops._errors import ArgumentError, TensorOpsError, unknown_option
 from tensorops._grammar import Axis, is_spaced, items_of, parse_pattern
@@ -208,12 +211,28 @@ def _plan_einsum(call: StaticCall, lengths: dict[str, Any], spaced: bool | None)
         names = _input_names(text, compact)
     except TensorOpsError:
         names = set()
+    _read_keywords(call, spaced)
     lengths = {k: v for k, v in lengths.items() if k in names}
     shapes = _shapes(call, lengths, compact)
     if call.operands is not None and len(call.operands) != len(shapes):
         count = len(call.operands)
         shapes = (tuple(shapes) + ((),) * count)[:count]
     bind_equation(text, tuple(shapes), _items(lengths), spaced)
+
+
+def _read_keywords(call: StaticCall, spaced: bool | None) -> None:
+    """Tensorops' einsum and einsum_path: a keyword neither an input axis nor an option.
+
+    Only keywords of constant values are read (an int is taken for a length, anything
+    else for an option: the message differs), and none where ``**kwargs`` may add more.
+    """
+    name = call.target.name
+    if call.target.library != "tensorops" or name not in ("einsum", "einsum_path"):
+        return
+    if call.open:
+        return
+    given = {k: v for k, v in call.lengths.items() if v is not UNKNOWN}
+    read_keywords(name, call.pattern, spaced, given)
 
 
 def _input_names(text: str, compact: bool) -> set[str]:
@@ -251,6 +270,32 @@ def _plan_einmix(call: StaticCall, lengths: dict[str, Any]) -> None:
         plan_recipe("rearrange", parts.post, flat, ())
 
 
+def _plan_check(call: StaticCall, lengths: dict[str, Any]) -> None:
+    """check: its pattern solved on the literal shapes, else on probes, one per array.
+
+    The number of arrays is known for a list literal, an array a maker made, and the
+    layer (one array); any other argument may be a list, and each term gets a probe.
+    """
+    count = _check_count(call)
+    if count is not None and call.shapes and None not in call.shapes and is_literal(call):
+        shapes: tuple[tuple[int, ...], ...] = call.shapes  # type: ignore[assignment]
+    else:
+        shapes = _shapes(call, lengths)
+        if count is not None and count != len(shapes):
+            shapes = (tuple(shapes) + ((),) * count)[:count]
+    solve(call.pattern, shapes, _items(lengths))
+
+
+def _check_count(call: StaticCall) -> int | None:
+    """How many arrays a check call gives, where the source says."""
+    if call.target.form == "layer":
+        return 1
+    first = call.node.args[0] if call.node.args else None
+    if isinstance(first, ast.List | ast.Tuple):
+        return len(call.operands) if call.operands is not None else None
+    return 1 if call.shapes and call.shapes[0] is not None else None
+
+
 def plan_call(call: StaticCall, spaced: bool | None = None) -> TensorOpsError | None:
     """The error the run time raises for `call` whatever its arrays are, without its context.
 
@@ -278,6 +323,8 @@ def plan_call(call: StaticCall, spaced: bool | None = None) -> TensorOpsError | 
             shape_term(call.pattern)
         elif op == "einmix":
             _plan_einmix(call, lengths)
+        elif op == "check":
+            _plan_check(call, lengths)
     except TensorOpsError as error:
         return error
     return None

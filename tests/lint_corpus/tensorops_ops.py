@@ -82,3 +82,8 @@ def lengths_of(x: np.ndarray) -> dict[str, int]:
 def packed(cls: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     both, shapes = tops.pack([cls, tokens], "b * d")
     return tops.unpack(both, shapes, "b * d")[1]
+
+
+def checked_inputs(q: np.ndarray, k: np.ndarray) -> dict[str, int]:
+    tops.check(q, "b t (h d)", h=4)
+    return tops.check([q, k], "b t c, b s c")

@@ -17,7 +17,6 @@ one of the options above.
 from __future__ import annotations
 
 import contextlib
-import functools
 import operator
 import re
 import string
@@ -28,11 +27,10 @@ import numpy as np
 
 from tensorops._axes import product
 from tensorops._config import Settings, check_max_time, check_minimize
-from tensorops._einsum.equations._notation import plain_input_names
+from tensorops._einsum.equations._keywords import OPTIONS, read_keywords
 from tensorops._einsum.equations._semiring import check_argmax, check_semiring
 from tensorops._einsum.planning._paths import PLANNERS
-from tensorops._errors import ArgumentError, TensorOpsError, unknown_option
-from tensorops._grammar import Axis, is_spaced, items_of, parse_pattern
+from tensorops._errors import ArgumentError, unknown_option
 
 __all__ = [
     "OPTIONS",
@@ -45,25 +43,6 @@ __all__ = [
     "sublist_subscripts",
 ]
 
-#: The keywords einsum takes besides axis lengths.
-OPTIONS = (
-    "strategy",
-    "memory_limit",
-    "max_time",
-    "minimize",
-    "optimize",
-    "out",
-    "dtype",
-    "order",
-    "casting",
-    "use_blas",
-    "backend",
-    "shapes",
-    "progress",
-    "semiring",
-    "argmax",
-)
-_OPTION_NAMES = frozenset(OPTIONS)
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 _ORDERS = ("K", "A", "C", "F")
 # opt_einsum's names for its strategies -> the tensorops strategy that does that job
@@ -224,64 +203,6 @@ def _sublist(value: Any, number: int) -> list[Hashable]:
         # NumPy integers are the ints they hold (numpy orders implicit outputs by them)
         items.append(operator.index(item) if hasattr(item, "__index__") else item)  # type: ignore[arg-type]
     return items
-
-
-@functools.lru_cache(maxsize=256)
-def _input_axes(equation: str, spaced: bool | None) -> frozenset[str]:
-    """The names that are input axes of `equation` (a keyword with one of them is a length)."""
-    plain = plain_input_names(equation, spaced)
-    if plain is not None:
-        return plain
-    pattern = parse_pattern(equation)
-    if spaced is None:
-        spaced = is_spaced(pattern)
-    names: set[str] = set()
-    for term in pattern.inputs:
-        for _, item in items_of(term):
-            if isinstance(item, Axis):
-                names.update((item.name,) if spaced else tuple(item.name))
-    return frozenset(names)
-
-
-def read_keywords(
-    op: str, equation: str, spaced: bool | None, keywords: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split `keywords` into axis lengths and options (see the module docstring).
-
-    Raises:
-        ArgumentError: a keyword that is neither (also a TypeError, as Python raises).
-    """
-    if not keywords:
-        return {}, {}
-    if len(keywords) == 1:  # one option (semiring=, strategy=): no axis has its name
-        for name in keywords:
-            if name in _OPTION_NAMES and name not in equation:
-                return {}, dict(keywords)
-    axes: frozenset[str] = frozenset()
-    for name in keywords:
-        if name in equation:  # else no keyword can name an axis
-            # a bad equation: its own error comes when it is planned
-            with contextlib.suppress(TensorOpsError):
-                axes = _input_axes(equation, spaced)
-            break
-    lengths, options = {}, {}
-    for name, value in keywords.items():
-        if name in axes:
-            lengths[name] = value
-        elif name in _OPTION_NAMES:
-            options[name] = value
-        elif type(value) is int:  # meant as a length: the message of every pattern op
-            raise ArgumentError(
-                f"axis length {name}={value} is given but {name!r} is not an input axis",
-                hint=f"the options of {op} are {', '.join(OPTIONS)}",
-            )
-        else:
-            raise ArgumentError(
-                f"{op}() got an unexpected keyword argument {name!r}: it is neither an "
-                "input axis of the equation nor an option",
-                hint=f"options: {', '.join(OPTIONS)}",
-            )
-    return lengths, options
 
 
 def _strategy(value: Any, name: str, count: int) -> Any:
