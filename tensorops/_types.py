@@ -78,7 +78,7 @@ class IndexSpec(NamedTuple):
 
 
 class Primitives(Protocol):
-    """What an adapter must give: its framework's own calls (27 methods, `__hash__` and a name).
+    """What an adapter must give: its framework's own calls (26 methods, `__hash__` and a name).
 
     Arrays are typed ``Any``: each family has its own class. Everything else the ops
     call (`Backend`) is derived from these by `tensorops._backends._base.AdapterBase`,
@@ -173,17 +173,6 @@ class Primitives(Protocol):
         Log-space sums are computed in float32 at least: float16's exponents span 25 nats.
         """
 
-    def known(self, x: Any) -> Any:
-        """The values of the (small) array ``x`` as a NumPy array, or None if they are not known.
-
-        A 0-d array may come back as a Python number.
-
-        None while a graph is staged (``jax.jit``, ``tf.function``, ``torch.compile``, a
-        PyTensor variable, a static paddle program) and for the families that compute only
-        when asked (Dask, tinygrad): a step that would branch on values then takes the
-        branch that is right for all of them.
-        """
-
     def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         """``(exp(x - m), m)`` with ``m`` the maximum of ``x`` over `axis`, kept as size 1.
 
@@ -231,6 +220,18 @@ class Backend(Primitives, Protocol):
 
     `tensorops._backends._base.AdapterBase` writes each derived method once.
     """
+
+    def known(self, x: Any) -> Any:
+        """The values of the (small) array ``x`` as a NumPy array, or None if they are not known.
+
+        A 0-d array may come back as a Python number.
+
+        None while a graph is staged (``jax.jit``, ``tf.function``, ``torch.compile``, a
+        PyTensor variable, a static paddle program) and for the families that compute only
+        when asked (Dask, tinygrad): a step that would branch on values then takes the
+        branch that is right for all of them.
+        """
+
 
     #: Each pairwise step of a planned einsum as one call of `einsummer` (TensorFlow).
     einsum_pairs: bool

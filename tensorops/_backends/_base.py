@@ -160,6 +160,13 @@ class AdapterBase:
         """A size as ``parse_shape`` answers it: an int, or the framework's own scalar."""
         return value_of(size)
 
+    def known(self, x: Any) -> Any:
+        """None: the values of an array are not read while it is planned (see `Backend.known`).
+
+        An adapter whose arrays hold their values now (NumPy, torch eager) reads them.
+        """
+        return None
+
     def assert_equal(self, first: Any, second: Any, error: Callable[[], Exception]) -> Any:
         """Place a check that two lengths are equal in the graph being built, if it can.
 

@@ -179,9 +179,6 @@ class PyTensorBackend(AdapterBase):
     def widened(self, x: Any) -> Any:
         return pt.cast(x, "float32") if x.dtype == "float16" else x
 
-    def known(self, x: Any) -> Any:
-        return None  # a variable's values are known when its function runs
-
     def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         top = zero_grad(pt.max(x, axis=axis, keepdims=True))
         top = pt.switch(pt.isfinite(top), top, pt.zeros_like(top))

@@ -190,9 +190,6 @@ class TinygradBackend(AdapterBase):
     def widened(self, x: Any) -> Any:
         return x.cast(dtypes.float32) if x.dtype in (dtypes.float16, dtypes.bfloat16) else x
 
-    def known(self, x: Any) -> Any:
-        return None  # tinygrad computes when asked for values, not before
-
     def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         top = _finite_or_zero(x.detach().max(axis, keepdim=True))
         return (x - top).exp(), top
