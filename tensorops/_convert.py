@@ -32,6 +32,7 @@ from tensorops._backends import (
     get_backend,
     import_torch,
 )
+from tensorops._backends._numpy import shareable
 from tensorops._errors import (
     ArgumentError,
     BackendError,
@@ -241,14 +242,7 @@ def _numpy_to_torch(torch: Any, a: Any) -> Any:
             hint="torch holds bool, int8-int64, uint8-uint64, float16-float64, "
             "complex64 and complex128",
         )
-    if not a.dtype.isnative:
-        a = a.astype(a.dtype.newbyteorder("="))
-    elif (
-        not a.flags.writeable
-        or not a.flags.aligned
-        or any(stride < 0 or stride % a.itemsize for stride in a.strides)
-    ):
-        a = a.copy(order="C")
+    a = shareable(a)
     return torch.from_numpy(a)
 
 

@@ -232,7 +232,6 @@ class Backend(Primitives, Protocol):
         branch that is right for all of them.
         """
 
-
     #: Each pairwise step of a planned einsum as one call of `einsummer` (TensorFlow).
     einsum_pairs: bool
 

@@ -364,3 +364,20 @@ def _out_of_range(
         if bad.any():
             return error(j, values[bad].flat[0].item())
     return None
+
+
+def shareable(a: np.ndarray) -> np.ndarray:
+    """`a`, or a copy of it that another framework can take without copying again.
+
+    Native byte order, aligned, writeable, and strides that are positive multiples of
+    the item size (what ``torch.from_numpy`` and ``paddle.to_tensor`` share).
+    """
+    if not a.dtype.isnative:
+        return a.astype(a.dtype.newbyteorder("="))
+    if (
+        not a.flags.writeable
+        or not a.flags.aligned
+        or any(stride < 0 or stride % a.itemsize for stride in a.strides)
+    ):
+        return a.copy(order="C")
+    return a

@@ -24,6 +24,7 @@ import paddle
 
 from tensorops._backends import _paddle_kernels as kernels
 from tensorops._backends._base import AdapterBase
+from tensorops._backends._numpy import shareable
 from tensorops._errors import FRAMEWORK_ERRORS, BackendError, dtype_name
 from tensorops._imports import when_ready
 from tensorops._staging.sizes import shape_values
@@ -387,14 +388,7 @@ class PaddleBackend(AdapterBase):
                 hint="paddle holds bool, uint8, int8-int64, float16-float64, complex64 and "
                 "complex128; cast first, e.g. a.astype(np.int32)",
             )
-        if not a.dtype.isnative:
-            a = a.astype(a.dtype.newbyteorder("="))
-        elif (
-            not a.flags.writeable
-            or not a.flags.aligned
-            or any(stride < 0 or stride % a.itemsize for stride in a.strides)
-        ):
-            a = a.copy(order="C")
+        a = shareable(a)
         on_host = device is None or str(device).lower() in ("cpu", "place(cpu)")
         try:
             if on_host:

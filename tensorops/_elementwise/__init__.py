@@ -12,18 +12,3 @@ from tensorops._elementwise._api import minimum as minimum
 from tensorops._elementwise._api import multiply as multiply
 from tensorops._elementwise._api import subtract as subtract
 from tensorops._elementwise._api import where as where
-
-__all__ = [
-    "ELEMENTWISE_OPS",
-    "add",
-    "align_operands",
-    "divide",
-    "elementwise",
-    "finish_result",
-    "logaddexp",
-    "maximum",
-    "minimum",
-    "multiply",
-    "subtract",
-    "where",
-]
