@@ -73,21 +73,26 @@ def _pack_with(
     for i, x in enumerate(tensors):
         if type(x) is not kind and not _same_family(x, backend):
             raise ArgumentError(f"element {i} is a {type(x).__name__}, not an array")
-        shape = backend.sizes(x)  # not x.shape: a graph on PyTensor
+        shape = x.shape  # a tuple of ints as NumPy, torch and JAX give it, else read:
+        plain = isinstance(shape, tuple) and all([type(n) is int for n in shape])  # noqa: C419
+        if not plain:  # a graph on PyTensor, Paddle's list, lengths known when a graph runs
+            shape = backend.sizes(x)
+            plain = all([type(n) is int for n in shape])  # noqa: C419
         if len(shape) < n_other:
             raise ShapeError(
                 f"input {i} has {len(shape)} dimensions, the pattern needs at least {n_other}"
             )
         end = len(shape) - after
         before, packed, rest = shape[:position], shape[position:end], shape[end:]
+        outside = before + rest
         if reference is None:
-            reference = before + rest
-        elif not may_equal(before + rest, reference):
-            outside = before + rest
+            reference = outside
+        # tuples of ints compare at once; other lengths may be equal when a graph runs
+        elif outside != reference if plain else not may_equal(outside, reference):
             raise ShapeError(f"input {i} has axes {outside} outside '*', input 0 has {reference}")
         # a length known only when the graph runs as the framework's own scalar, which
         # unpack takes back (as parse_shape's)
-        shapes.append(tuple(backend.outward_size(n) for n in shape[position:end]))
+        shapes.append(packed if plain else tuple(backend.outward_size(n) for n in packed))
         size = 1
         for d in packed:
             size *= d
