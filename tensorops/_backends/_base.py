@@ -137,9 +137,15 @@ class AdapterBase:
         """
         if not isinstance(shapes, tuple):
             return True
-        return any(
-            type(n) is not int and (not isinstance(n, tuple) or self.traced(n)) for n in shapes
-        )
+        for n in shapes:  # loops, not any(): this runs on every first call of a plan
+            if type(n) is int:
+                continue
+            if not isinstance(n, tuple):
+                return True
+            for m in n:
+                if type(m) is not int and (not isinstance(m, tuple) or self.traced(m)):
+                    return True
+        return False
 
     def is_length(self, value: Any) -> bool:
         """Whether `value` is a length as the framework's own scalar (what `outward_size` gives)."""
