@@ -36,6 +36,7 @@ from torch import nn
 # relative: this directory is installed as tensorops.layers
 from . import _family
 from ._description import Probe
+from ._torchscript import scriptable_module
 
 __all__ = ["Check", "EinMix", "LogSoftmax", "Rearrange", "Reduce", "Repeat", "Softmax"]
 
@@ -69,6 +70,14 @@ class _Layer(nn.Module):
         description = self._description
         output: torch.Tensor = description.op(x, *description.args, **description.lengths)
         return output
+
+    def __prepare_scriptable__(self) -> nn.Module:
+        """The module ``torch.jit.script`` compiles in place of this layer.
+
+        It runs the layer's script program (`tensorops.layers._torchscript`), reading
+        every length from the input at run time; called eagerly, it runs this layer.
+        """
+        return scriptable_module(self)
 
 
 class Rearrange(_family.RearrangeLayer, _Layer):
