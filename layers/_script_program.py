@@ -226,9 +226,7 @@ class _Reader:
         dots = next((s for s, dim in enumerate(dims) if DOTS in dim), -1)
         if dots >= 0 and dims[dots] != [DOTS]:
             raise _refuse(self.where, "'...' inside parentheses on the input side")
-        return TermProgram(
-            self.where, list(self.names), list(self.known), dims, texts, order, dots
-        )
+        return TermProgram(self.where, list(self.names), list(self.known), dims, texts, order, dots)
 
 
 def _parse(where: str, pattern: str) -> tuple[Term, Term | None]:
@@ -240,7 +238,9 @@ def _parse(where: str, pattern: str) -> tuple[Term, Term | None]:
     return parsed.inputs[0], output
 
 
-def _transform(where: str, pattern: str, lengths: Mapping[str, Any], reduction: str) -> TransformProgram:
+def _transform(
+    where: str, pattern: str, lengths: Mapping[str, Any], reduction: str
+) -> TransformProgram:
     """The program of a rearrange, reduce or repeat of one input."""
     left, right = _parse(where, pattern)
     assert right is not None

@@ -14,7 +14,7 @@ TorchScript raises them (``torch.jit.Error``, a RuntimeError), each naming the l
 its pattern and the dimension or axis at fault.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -82,8 +82,7 @@ def _bind(
             sizes[unknown] = length // product
         elif length != product:
             raise ValueError(
-                f"{where}: dimension {position} ({text}) has length {length}, "
-                f"but its axes' lengths make {product}"
+                f"{where}: dimension {position} ({text}) has length {length}, expected {product}"
             )
     return sizes, n_dots
 
@@ -185,20 +184,23 @@ def _composed(dims: list[list[int]], dots: int) -> bool:
 class _Scriptable(nn.Module):
     """What every scriptable module shares: called eagerly, the layer it was made from runs."""
 
-    __jit_ignored_attributes__ = ["_layer"]
+    # In a tuple: an nn.Module attribute would be scripted as a submodule of its own.
+    __jit_ignored_attributes__ = ("_eager",)
+    if TYPE_CHECKING:  # not an annotation at run time: TorchScript reads those
+        _eager: tuple[Any]
 
-    def __init__(self, layer: nn.Module) -> None:
+    def __init__(self, layer: Any) -> None:
         super().__init__()
-        object.__setattr__(self, "_layer", layer)  # not a submodule: TorchScript never sees it
+        self._eager = (layer,)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._layer(*args, **kwargs)
+        return self._eager[0](*args, **kwargs)
 
     def __repr__(self) -> str:
-        return repr(self._layer)
+        return repr(self._eager[0])
 
 
-def _set_term(module: nn.Module, term: TermProgram) -> None:
+def _set_term(module: Any, term: TermProgram) -> None:
     module.where, module.known, module.names = term.where, term.known, term.names
     module.dims, module.texts = term.dims, term.texts
     module.order, module.dots = term.order, term.dots
@@ -225,7 +227,7 @@ class _Transform(_Scriptable):
     reshape_in: bool
     reshape_out: bool
 
-    def __init__(self, layer: nn.Module, program: TransformProgram) -> None:
+    def __init__(self, layer: Any, program: TransformProgram) -> None:
         super().__init__(layer)
         _set_term(self, program.term)
         self.in_axes, self.reduce, self.kept = program.in_axes, program.reduce, program.kept
@@ -245,8 +247,8 @@ class _Transform(_Scriptable):
         if self.reshape_in:
             x = x.reshape(_lengths(self.in_axes, sizes, dots_shape))
         kept = _positions(self.in_axes, self.kept, n_dots)
-        if len(self.reduce) > 0:
-            reduced = _positions(self.in_axes, self.reduce, n_dots)
+        reduced = _positions(self.in_axes, self.reduce, n_dots)
+        if len(reduced) > 0:  # none where only '...' is reduced and stands for no axes
             x = _reduce(x, reduced, kept, self.reduction, self.where)
         elif kept != list(range(len(kept))):
             x = x.permute(kept)
@@ -270,7 +272,7 @@ class _Check(_Scriptable):
     order: list[int]
     dots: int
 
-    def __init__(self, layer: nn.Module, program: CheckProgram) -> None:
+    def __init__(self, layer: Any, program: CheckProgram) -> None:
         super().__init__(layer)
         _set_term(self, program.term)
 
@@ -301,7 +303,7 @@ class _Softmax(_Scriptable):
     marked: list[int]
     log: bool
 
-    def __init__(self, layer: nn.Module, program: SoftmaxProgram) -> None:
+    def __init__(self, layer: Any, program: SoftmaxProgram) -> None:
         super().__init__(layer)
         _set_term(self, program.term)
         self.marked, self.log = program.marked, program.log
@@ -326,9 +328,7 @@ class _Softmax(_Scriptable):
                     axes.append(slot + i)
             else:
                 axes.append(_position(slot, self.dots, n_dots))
-        if len(axes) == 0:  # '[...]' standing for no dimensions: each element alone
-            x = x - x if self.log else torch.ones_like(x)
-        elif len(axes) == 1:
+        if len(axes) == 1:
             x = torch.log_softmax(x, axes[0]) if self.log else torch.softmax(x, axes[0])
         elif axes == list(range(axes[0], axes[-1] + 1)):
             flat = x.flatten(axes[0], axes[-1])
@@ -337,7 +337,8 @@ class _Softmax(_Scriptable):
         else:
             shifted = x - torch.logsumexp(x, axes, keepdim=True)
             x = shifted if self.log else torch.exp(shifted)
-        return self.output(x)
+        output: torch.Tensor = self.output(x)
+        return output
 
 
 class _EinMix(_Scriptable):
@@ -346,7 +347,7 @@ class _EinMix(_Scriptable):
     equation: str
     bias: torch.Tensor | None
 
-    def __init__(self, layer: nn.Module, program: EinMixProgram) -> None:
+    def __init__(self, layer: Any, program: EinMixProgram) -> None:
         super().__init__(layer)
         self.pre = nn.Identity() if program.pre is None else _Transform(layer, program.pre)
         self.post = nn.Identity() if program.post is None else _Transform(layer, program.post)
@@ -359,10 +360,11 @@ class _EinMix(_Scriptable):
         bias = self.bias
         if bias is not None:
             x = x + bias
-        return self.post(x)
+        output: torch.Tensor = self.post(x)
+        return output
 
 
-def scriptable_module(layer: nn.Module) -> nn.Module:
+def scriptable_module(layer: Any) -> nn.Module:
     """The module ``torch.jit.script`` compiles for the torch layer `layer`.
 
     Raises:
