@@ -22,8 +22,9 @@ import pytest
 torch = pytest.importorskip("torch")
 einops_torch = pytest.importorskip("einops.layers.torch")
 
-import tensorops as tops  # noqa: E402
 from tensorops.layers import torch as layers  # noqa: E402
+
+import tensorops as tops  # noqa: E402
 
 nn = torch.nn
 
@@ -51,7 +52,8 @@ def _reloaded(scripted: Any) -> Any:
 
 
 def _assert_same(got: Any, want: Any) -> None:
-    assert got.shape == want.shape and got.dtype == want.dtype
+    assert got.shape == want.shape
+    assert got.dtype == want.dtype
     if got.dtype.is_floating_point:
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
     else:
@@ -296,7 +298,8 @@ def test_scripting_shares_einmix_parameters_and_trains() -> None:
     layer = layers.EinMix("b d -> b e", weight_shape="d e", bias_shape="e", d=3, e=2)
     scripted = _script(layer)
     scripted(torch.randn(4, 3)).sum().backward()
-    assert layer.weight.grad is not None and layer.weight.grad.shape == (3, 2)
+    assert layer.weight.grad is not None
+    assert layer.weight.grad.shape == (3, 2)
     no_bias = _script(layers.EinMix("b d -> b e", weight_shape="d e", d=3, e=2))
     assert no_bias(torch.ones(1, 3)).shape == (1, 2)
 
