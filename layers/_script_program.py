@@ -46,7 +46,6 @@ from ._einmix import EinMixPlan
 
 __all__ = [
     "DOTS",
-    "REDUCTIONS",
     "CheckProgram",
     "EinMixProgram",
     "Program",
@@ -58,22 +57,6 @@ __all__ = [
 
 #: The id of ``...`` in a program's lists of axis ids.
 DOTS = -1
-
-#: The named reductions a scripted Reduce runs (``"rearrange"`` and ``"repeat"`` reduce nothing).
-REDUCTIONS = (
-    "sum",
-    "mean",
-    "max",
-    "min",
-    "prod",
-    "any",
-    "all",
-    "argmax",
-    "argmin",
-    "logsumexp",
-    "var",
-    "std",
-)
 
 
 @dataclass(frozen=True)
@@ -212,6 +195,9 @@ class _Reader:
         return dims, texts, marked, dots
 
     def term(self, dims: list[list[int]], texts: list[str]) -> TermProgram:
+        for dim, text in zip(dims, texts, strict=True):
+            if len(set(dim)) != len(dim):
+                raise _refuse(self.where, f"an axis repeated inside {text!r}")
         known = {i for i, length in enumerate(self.known) if length >= 0}
         order: list[int] = []
         waiting = list(range(len(dims)))
@@ -275,8 +261,6 @@ def _pattern_program(spec: LayerSpec) -> Program:
         reduction = spec.reduction
         if not isinstance(reduction, str):
             raise _refuse(where, "a reduction given as a Python function")
-        if reduction not in (*REDUCTIONS, "rearrange", "repeat"):
-            raise _refuse(where, f"the reduction {reduction!r}")
         named = "rearrange" if reduction == "repeat" else reduction
         return _transform(where, spec.pattern, spec.lengths, named)
     left, right = _parse(where, spec.pattern)

@@ -42,51 +42,6 @@ def _position(slot: int, dots: int, n_dots: int) -> int:
     return slot
 
 
-def _bind(
-    shape: list[int],
-    where: str,
-    known: list[int],
-    names: list[str],
-    dims: list[list[int]],
-    texts: list[str],
-    order: list[int],
-    dots: int,
-) -> tuple[list[int], int]:
-    """Each axis id's length read from `shape`, and the number of dimensions under ``...``."""
-    rank = len(shape)
-    fixed = len(dims) - 1 if dots >= 0 else len(dims)
-    if rank < fixed or (dots < 0 and rank != fixed):
-        wanted = str(fixed) + (" or more" if dots >= 0 else "")
-        raise ValueError(f"{where}: the input has {rank} dimensions, the pattern {wanted}")
-    n_dots = rank - fixed
-    sizes = list(known)
-    for slot in order:
-        if slot == dots:
-            continue
-        position = _position(slot, dots, n_dots)
-        length = shape[position]
-        product = 1
-        unknown = -1
-        for axis in dims[slot]:
-            if sizes[axis] < 0:
-                unknown = axis
-            else:
-                product *= sizes[axis]
-        text = texts[slot]
-        if unknown >= 0:
-            if product == 0 or length % product != 0:
-                raise ValueError(
-                    f"{where}: dimension {position} ({text}) has length {length}, not a "
-                    f"multiple of {product}: the length of axis {names[unknown]} has no solution"
-                )
-            sizes[unknown] = length // product
-        elif length != product:
-            raise ValueError(
-                f"{where}: dimension {position} ({text}) has length {length}, expected {product}"
-            )
-    return sizes, n_dots
-
-
 def _positions(axes: list[int], wanted: list[int], n_dots: int) -> list[int]:
     """The positions of the ids `wanted` among `axes`, ``...`` opened to `n_dots` axes."""
     positions: list[int] = []
@@ -200,14 +155,8 @@ class _Scriptable(nn.Module):
         return repr(self._eager[0])
 
 
-def _set_term(module: Any, term: TermProgram) -> None:
-    module.where, module.known, module.names = term.where, term.known, term.names
-    module.dims, module.texts = term.dims, term.texts
-    module.order, module.dots = term.order, term.dots
-
-
-class _Transform(_Scriptable):
-    """A scripted Rearrange, Reduce or Repeat (and EinMix's rearranges)."""
+class _Term(nn.Module):
+    """Reads an input's shape as a term says (`TermProgram`): a part of the modules below."""
 
     where: str
     known: list[int]
@@ -215,6 +164,56 @@ class _Transform(_Scriptable):
     dims: list[list[int]]
     texts: list[str]
     order: list[int]
+    dots: int
+
+    def __init__(self, term: TermProgram) -> None:
+        super().__init__()
+        self.where, self.known, self.names = term.where, term.known, term.names
+        self.dims, self.texts = term.dims, term.texts
+        self.order, self.dots = term.order, term.dots
+
+    def forward(self, shape: list[int]) -> tuple[list[int], int]:
+        """Each axis id's length read from `shape`, and the number of dimensions under ``...``."""
+        rank = len(shape)
+        fixed = len(self.dims) - 1 if self.dots >= 0 else len(self.dims)
+        if rank < fixed or (self.dots < 0 and rank != fixed):
+            wanted = str(fixed) + (" or more" if self.dots >= 0 else "")
+            raise ValueError(f"{self.where}: the input has {rank} dimensions, the pattern {wanted}")
+        n_dots = rank - fixed
+        sizes = list(self.known)
+        for slot in self.order:
+            if slot == self.dots:
+                continue
+            position = _position(slot, self.dots, n_dots)
+            length = shape[position]
+            product = 1
+            unknown = -1
+            for axis in self.dims[slot]:
+                if sizes[axis] < 0:
+                    unknown = axis
+                else:
+                    product *= sizes[axis]
+            where, text = self.where, self.texts[slot]
+            if unknown >= 0:
+                if product == 0 or length % product != 0:
+                    raise ValueError(
+                        f"{where}: dimension {position} ({text}) has length {length}, not a "
+                        f"multiple of {product}: the length of axis {self.names[unknown]} "
+                        "has no solution"
+                    )
+                sizes[unknown] = length // product
+            elif length != product:
+                raise ValueError(
+                    f"{where}: dimension {position} ({text}) has length {length}, "
+                    f"expected {product}"
+                )
+        return sizes, n_dots
+
+
+class _Transform(_Scriptable):
+    """A scripted Rearrange, Reduce or Repeat (and EinMix's rearranges)."""
+
+    where: str
     dots: int
     in_axes: list[int]
     reduce: list[int]
@@ -229,7 +228,8 @@ class _Transform(_Scriptable):
 
     def __init__(self, layer: Any, program: TransformProgram) -> None:
         super().__init__(layer)
-        _set_term(self, program.term)
+        self.term = _Term(program.term)
+        self.where, self.dots = program.term.where, program.term.dots
         self.in_axes, self.reduce, self.kept = program.in_axes, program.reduce, program.kept
         self.out_axes, self.added = program.out_axes, program.added
         self.out_dims, self.out_dots = program.out_dims, program.out_dots
@@ -239,9 +239,7 @@ class _Transform(_Scriptable):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = list(x.shape)
-        sizes, n_dots = _bind(
-            shape, self.where, self.known, self.names, self.dims, self.texts, self.order, self.dots
-        )
+        sizes, n_dots = self.term(shape)
         start = max(self.dots, 0)  # no '...': n_dots is 0
         dots_shape = shape[start : start + n_dots]
         if self.reshape_in:
@@ -264,63 +262,32 @@ class _Transform(_Scriptable):
 class _Check(_Scriptable):
     """A scripted Check."""
 
-    where: str
-    known: list[int]
-    names: list[str]
-    dims: list[list[int]]
-    texts: list[str]
-    order: list[int]
-    dots: int
-
     def __init__(self, layer: Any, program: CheckProgram) -> None:
         super().__init__(layer)
-        _set_term(self, program.term)
+        self.term = _Term(program.term)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _bind(
-            list(x.shape),
-            self.where,
-            self.known,
-            self.names,
-            self.dims,
-            self.texts,
-            self.order,
-            self.dots,
-        )
+        self.term(list(x.shape))
         return x
 
 
 class _Softmax(_Scriptable):
     """A scripted Softmax or LogSoftmax: torch's kernel along the marked dimensions."""
 
-    where: str
-    known: list[int]
-    names: list[str]
-    dims: list[list[int]]
-    texts: list[str]
-    order: list[int]
     dots: int
     marked: list[int]
     log: bool
 
     def __init__(self, layer: Any, program: SoftmaxProgram) -> None:
         super().__init__(layer)
-        _set_term(self, program.term)
+        self.term = _Term(program.term)
+        self.dots = program.term.dots
         self.marked, self.log = program.marked, program.log
         output = program.output
         self.output = nn.Identity() if output is None else _Transform(layer, output)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _, n_dots = _bind(
-            list(x.shape),
-            self.where,
-            self.known,
-            self.names,
-            self.dims,
-            self.texts,
-            self.order,
-            self.dots,
-        )
+        _, n_dots = self.term(list(x.shape))
         axes: list[int] = []
         for slot in self.marked:
             if slot == self.dots:

@@ -359,6 +359,7 @@ def test_scripted_layer_errors_name_the_layer_and_the_dimension(name: str) -> No
     [
         (lambda: layers.Reduce("b c -> b", torch.sum), "a reduction given as a Python function"),
         (lambda: layers.Rearrange("b (c + d) -> b (d + c)", c=2), r"a concatenation '\+'"),
+        (lambda: layers.Check("(n n) n"), r"an axis repeated inside '\(n n\)'"),
     ],
 )
 def test_what_cannot_be_scripted_says_why(make: Callable[[], Any], reason: str) -> None:
