@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 einops_torch = pytest.importorskip("einops.layers.torch")
@@ -25,6 +27,7 @@ einops_torch = pytest.importorskip("einops.layers.torch")
 from tensorops.layers import torch as layers  # noqa: E402
 
 import tensorops as tops  # noqa: E402
+from tests import strategies  # noqa: E402
 
 nn = torch.nn
 
@@ -365,3 +368,31 @@ def test_scripted_layer_errors_name_the_layer_and_the_dimension(name: str) -> No
 def test_what_cannot_be_scripted_says_why(make: Callable[[], Any], reason: str) -> None:
     with pytest.raises(tops.ArgumentError, match=rf"cannot be scripted: {reason}"):
         _script(make())
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=strategies.cases(), data=st.data())
+def test_scripted_rearrange_and_reduce_of_random_layouts_match_eager(
+    case: strategies.Case, data: st.DataObject
+) -> None:
+    """Random compositions and splits, each group's first axis read from the input."""
+    right = data.draw(strategies.regroupings(case.axes))
+    given_lengths = {name: length for group in case.groups for name, length in group[1:]}
+    dropped = data.draw(st.sets(st.sampled_from([name for name, _ in case.axes])))
+    kept = " ".join(name for name in right.replace("(", " ").replace(")", " ").split())
+    kept = " ".join(name for name in kept.split() if name not in dropped)
+    reduction = data.draw(st.sampled_from(["sum", "max", "prod", "argmin"]))
+    built = [
+        layers.Rearrange(f"{case.left()} -> {right}", **given_lengths),
+        layers.Reduce(f"{case.left()} -> {kept}", reduction, **given_lengths),
+    ]
+    # The same layout with each group's first (unknown) axis one longer: a new size.
+    grown = tuple(
+        dim // group[0][1] * (group[0][1] + 1)
+        for dim, group in zip(case.shape, case.groups, strict=True)
+    )
+    for layer in built:
+        scripted = _script(layer)
+        for shape in (case.shape, grown):
+            x = torch.randn(shape)
+            _assert_same(scripted(x), layer(x))
