@@ -113,6 +113,7 @@ def _reduce(
         return x.argmax(-1)
     if reduction == "argmin":
         return x.argmin(-1)
+    # Every name the eager layer accepts is one of the above; TorchScript wants a last word.
     raise ValueError(f"{where}: the reduction {reduction} cannot be scripted")
 
 
