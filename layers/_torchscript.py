@@ -226,6 +226,10 @@ class _Transform(_Scriptable):
     reduction: str
     reshape_in: bool
     reshape_out: bool
+    kept_at: list[int]
+    reduced_at: list[int]
+    added_at: list[int]
+    permutes: bool
 
     def __init__(self, layer: Any, program: TransformProgram) -> None:
         super().__init__(layer)
@@ -237,6 +241,11 @@ class _Transform(_Scriptable):
         self.reduction = program.reduction
         self.reshape_in = _composed(program.term.dims, program.term.dots)
         self.reshape_out = _composed(program.out_dims, program.out_dots)
+        # Where the input has no '...': the positions of every call, worked out here.
+        self.kept_at = _positions(self.in_axes, self.kept, 0)
+        self.reduced_at = _positions(self.in_axes, self.reduce, 0)
+        self.added_at = sorted(_positions(self.out_axes, self.added, 0))
+        self.permutes = self.kept_at != list(range(len(self.kept_at)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = list(x.shape)
@@ -245,14 +254,24 @@ class _Transform(_Scriptable):
         dots_shape = shape[start : start + n_dots]
         if self.reshape_in:
             x = x.reshape(_lengths(self.in_axes, sizes, dots_shape))
-        kept = _positions(self.in_axes, self.kept, n_dots)
-        reduced = _positions(self.in_axes, self.reduce, n_dots)
+        if self.dots < 0:  # the positions are known: worked out once
+            kept, reduced, added, permutes = (
+                self.kept_at,
+                self.reduced_at,
+                self.added_at,
+                self.permutes,
+            )
+        else:
+            kept = _positions(self.in_axes, self.kept, n_dots)
+            reduced = _positions(self.in_axes, self.reduce, n_dots)
+            added = sorted(_positions(self.out_axes, self.added, n_dots))
+            permutes = kept != list(range(len(kept)))
         if len(reduced) > 0:  # none where only '...' is reduced and stands for no axes
             x = _reduce(x, reduced, kept, self.reduction, self.where)
-        elif kept != list(range(len(kept))):
+        elif permutes:
             x = x.permute(kept)
-        if len(self.added) > 0:
-            for position in sorted(_positions(self.out_axes, self.added, n_dots)):
+        if len(added) > 0:
+            for position in added:
                 x = x.unsqueeze(position)
             x = x.expand(_lengths(self.out_axes, sizes, dots_shape))
         if self.reshape_out:
