@@ -10,8 +10,8 @@ fails when the model is constructed, with a `tensorops.TensorOpsError`; ``forwar
 only calls the op. The layers are thin: they take exactly what the functions take
 (every reduction, callables, ``...`` standing for any number of axes), work in
 ``nn.Sequential``, and survive ``state_dict`` round trips, ``pickle``,
-``copy.deepcopy``, ``torch.compile(fullgraph=True)``, ``torch.export`` and
-``torch.jit.trace``.
+``copy.deepcopy``, ``torch.compile(fullgraph=True)``, ``torch.export``,
+``torch.jit.trace`` and ``torch.jit.script`` (`tensorops.layers._torchscript`).
 
 Examples:
     >>> import torch
