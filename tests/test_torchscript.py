@@ -297,6 +297,32 @@ def test_scripted_sequential_matches_eager_and_einops_and_reloads() -> None:
     assert list(scripted.state_dict()) == list(eager.state_dict())
 
 
+class _Block(nn.Module):
+    """A module of one's own holding layers as attributes, with a forward that branches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.heads = layers.Rearrange("b n (h d) -> b h n d", h=2)
+        self.scores = layers.Softmax("b h i [j]")
+        self.merge = layers.Rearrange("b h n d -> b n (h d)")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q = self.heads(x)
+        attention = self.scores(torch.einsum("bhid,bhjd->bhij", q, q))
+        return self.merge(torch.einsum("bhij,bhjd->bhid", attention, q))
+
+
+def test_a_module_holding_layers_scripts_twice() -> None:
+    block = _Block()
+    eager = copy.deepcopy(block)
+    first = _script(block)
+    second = _script(block)  # now holding the scriptable modules, which script as they are
+    for shape in [(2, 3, 4), (1, 5, 8), (3, 1, 2)]:
+        x = torch.randn(shape)
+        _assert_same(first(x), eager(x))
+        _assert_same(second(x), eager(x))
+
+
 def test_scripting_shares_einmix_parameters_and_trains() -> None:
     layer = layers.EinMix("b d -> b e", weight_shape="d e", bias_shape="e", d=3, e=2)
     scripted = _script(layer)
