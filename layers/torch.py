@@ -10,8 +10,8 @@ fails when the model is constructed, with a `tensorops.TensorOpsError`; ``forwar
 only calls the op. The layers are thin: they take exactly what the functions take
 (every reduction, callables, ``...`` standing for any number of axes), work in
 ``nn.Sequential``, and survive ``state_dict`` round trips, ``pickle``,
-``copy.deepcopy``, ``torch.compile(fullgraph=True)``, ``torch.export`` and
-``torch.jit.trace``.
+``copy.deepcopy``, ``torch.compile(fullgraph=True)``, ``torch.export``,
+``torch.jit.trace`` and ``torch.jit.script`` (`tensorops.layers._torchscript`).
 
 Examples:
     >>> import torch
@@ -36,6 +36,7 @@ from torch import nn
 # relative: this directory is installed as tensorops.layers
 from . import _family
 from ._description import Probe
+from ._torchscript import scriptable_module
 
 __all__ = ["Check", "EinMix", "LogSoftmax", "Rearrange", "Reduce", "Repeat", "Softmax"]
 
@@ -69,6 +70,14 @@ class _Layer(nn.Module):
         description = self._description
         output: torch.Tensor = description.op(x, *description.args, **description.lengths)
         return output
+
+    def __prepare_scriptable__(self) -> nn.Module:
+        """The module ``torch.jit.script`` compiles in place of this layer.
+
+        It runs the layer's script program (`tensorops.layers._torchscript`), reading
+        every length from the input at run time; called eagerly, it runs this layer.
+        """
+        return scriptable_module(self)
 
 
 class Rearrange(_family.RearrangeLayer, _Layer):

@@ -46,7 +46,7 @@ tests=(
   tests/test_planner_compile.py tests/test_layers.py tests/test_einsum.py
   tests/test_autograd.py tests/test_ops.py tests/test_backends.py tests/test_semiring.py
   tests/test_check.py tests/test_concat.py tests/test_elementwise.py tests/test_along.py
-  tests/test_torch_trace.py tests/test_onnx.py
+  tests/test_torch_trace.py tests/test_onnx.py tests/test_torchscript.py
 )
 compile_tests=(tests/test_compile.py tests/test_stand_ins.py tests/test_export.py)
 failed=0
