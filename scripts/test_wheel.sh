@@ -42,7 +42,7 @@ print("minimum-versions run:", ", ".join(f"{n} {m.version(n)}" for n in
       ("tensorops", "numpy", "array-api-compat", "torch", "jax", "dask", "array-api-strict")))'
 suite="$tmp/suite"
 mkdir "$suite"
-cp -r tests docs examples benchmarks README.md mkdocs.yml pyproject.toml "$suite"/
+cp -r tests docs examples benchmarks README.md mkdocs.yml pyproject.toml .pre-commit-hooks.yaml "$suite"/
 cd "$suite"
 set +e
 TENSOROPS_TEST_INSTALLED=1 "$py" -m pytest -p no:cacheprovider --ignore=tests/compat "$@"
