@@ -4,7 +4,8 @@ A layer checks its pattern when it is built, before any array exists, and the li
 checks a call without running it: both plan the op on probes, per input term a shape
 in which every dimension fits. An integer is its length, a name has the
 length the call gives it (when it gives a constant) or 1, a composition is their
-product, a concatenation ``(a + b)`` the sum of its parts, ``...`` stands for no axes.
+product, a concatenation ``(a + b)`` the sum of its parts, ``...`` stands for no axes
+(one inside brackets, which must hold an axis).
 A mistake that the planner finds on such probes is in the pattern and the lengths:
 the call fails whatever arrays it gets. Imports no framework. A term of a compact einsum equation
 (``"ij"``) is one dimension per letter.
@@ -55,8 +56,11 @@ def _term_shape(
 ) -> tuple[int, ...]:
     shape: list[int] = []
     for element in term.elements:
-        for inner in element.elements if isinstance(element, Bracket) else (element,):
+        bracket = isinstance(element, Bracket)
+        for inner in element.elements if bracket else (element,):
             if isinstance(inner, Dots):
+                if bracket:  # '...' to normalize over: one axis, so that there is one
+                    shape.append(unknown)
                 continue
             if compact and isinstance(inner, Axis):
                 shape.extend(_letter(letter, lengths, unknown) for letter in inner.name)

@@ -85,6 +85,13 @@ def test_softmax_layers_match_the_functions():
     torch.testing.assert_close(joint, torch.softmax(x.flatten(2), -1).view(x.shape))
     attention = torch.nn.Sequential(Rearrange("b (h i) j -> b h i j", h=3), Softmax("b h i [j]"))
     assert attention(torch.randn(2, 12, 5)).sum(-1).allclose(torch.ones(2, 3, 4))
+    # '...' in brackets: every axis between b and c, at any rank
+    for shape in ((2, 3, 4, 5), (2, 6, 5)):
+        y = torch.randn(shape)
+        inner = tuple(range(1, y.ndim - 1))
+        want = torch.softmax(y.movedim(-1, 1).flatten(2), -1).view(y.movedim(-1, 1).shape)
+        torch.testing.assert_close(Softmax("b [...] c")(y), want.movedim(1, -1))
+        assert Softmax("b [...] c")(y).sum(inner).allclose(torch.ones(shape[0], shape[-1]))
 
 
 def test_repeat_matches_function():
