@@ -57,7 +57,7 @@ def _term_shape(
     shape: list[int] = []
     for element in term.elements:
         bracket = isinstance(element, Bracket)
-        for inner in element.elements if bracket else (element,):
+        for inner in element.elements if isinstance(element, Bracket) else (element,):
             if isinstance(inner, Dots):
                 if bracket:  # '...' to normalize over: one axis, so that there is one
                     shape.append(unknown)
