@@ -73,11 +73,8 @@ def _pack_with(
     for i, x in enumerate(tensors):
         if type(x) is not kind and not _same_family(x, backend):
             raise ArgumentError(f"element {i} is a {type(x).__name__}, not an array")
-        shape = x.shape  # a tuple of ints as NumPy, torch and JAX give it, else read:
-        plain = isinstance(shape, tuple) and all([type(n) is int for n in shape])  # noqa: C419
-        if not plain:  # a graph on PyTensor, Paddle's list, lengths known when a graph runs
-            shape = backend.sizes(x)
-            plain = all([type(n) is int for n in shape])  # noqa: C419
+        shape = backend.sizes(x)  # not x.shape: a graph on PyTensor
+        plain = all(type(n) is int for n in shape)
         if len(shape) < n_other:
             raise ShapeError(
                 f"input {i} has {len(shape)} dimensions, the pattern needs at least {n_other}"

@@ -24,7 +24,7 @@ CACHE_SIZES = {
     "tensorops._compile.checks.checked": 1024,
     "tensorops._dispatch.bound_plan": 4096,
     "tensorops._elementwise._planning.read_pattern": 1024,
-    "tensorops._einsum.equations._keywords._input_axes": 256,
+    "tensorops._einsum.equations._keywords.input_axes": 256,
     "tensorops._einsum.equations._concat._rewrite": 256,
     "tensorops._einsum.equations._concat._splitter": 256,
     "tensorops._einsum.programs._program.plan_einsum_cached": 1024,

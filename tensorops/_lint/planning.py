@@ -24,7 +24,7 @@ from tensorops._check_patterns import solve
 from tensorops._concat import plan_concat
 from tensorops._einmix import plan_einmix
 from tensorops._einsum.equations._bind import bind_equation
-from tensorops._einsum.equations._keywords import read_keywords
+from tensorops._einsum.equations._keywords import input_axes, read_keywords
 from tensorops._elementwise._planning import plan_operands
 from tensorops._errors import ArgumentError, TensorOpsError, unknown_option
 from tensorops._grammar import Axis, is_spaced, items_of, parse_pattern
@@ -208,9 +208,9 @@ def _plan_einsum(call: StaticCall, lengths: dict[str, Any], spaced: bool | None)
             spaced = None
     compact = not spaced
     try:
-        names = _input_names(text, compact)
+        names: frozenset[str] = input_axes(text, spaced)
     except TensorOpsError:
-        names = set()
+        names = frozenset()
     _read_keywords(call, spaced)
     lengths = {k: v for k, v in lengths.items() if k in names}
     shapes = _shapes(call, lengths, compact)
@@ -233,16 +233,6 @@ def _read_keywords(call: StaticCall, spaced: bool | None) -> None:
         return
     given = {k: v for k, v in call.lengths.items() if v is not UNKNOWN}
     read_keywords(name, call.pattern, spaced, given)
-
-
-def _input_names(text: str, compact: bool) -> set[str]:
-    pattern = parse_pattern(text)
-    names: set[str] = set()
-    for term in pattern.inputs:
-        for _, item in items_of(term):
-            if isinstance(item, Axis):
-                names.update(item.name if compact else (item.name,))
-    return names
 
 
 def _plan_einmix(call: StaticCall, lengths: dict[str, Any]) -> None:
@@ -277,7 +267,7 @@ def _plan_check(call: StaticCall, lengths: dict[str, Any]) -> None:
     layer (one array); any other argument may be a list, and each term gets a probe.
     """
     count = _check_count(call)
-    if count is not None and call.shapes and None not in call.shapes and is_literal(call):
+    if count is not None and is_literal(call):
         shapes: tuple[tuple[int, ...], ...] = call.shapes  # type: ignore[assignment]
     else:
         shapes = _shapes(call, lengths)

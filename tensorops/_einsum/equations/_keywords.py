@@ -14,7 +14,7 @@ from tensorops._einsum.equations._notation import plain_input_names
 from tensorops._errors import ArgumentError, TensorOpsError
 from tensorops._grammar import Axis, is_spaced, items_of, parse_pattern
 
-__all__ = ["OPTIONS", "read_keywords"]
+__all__ = ["OPTIONS", "input_axes", "read_keywords"]
 
 #: The keywords einsum takes besides axis lengths.
 OPTIONS = (
@@ -38,7 +38,7 @@ _OPTION_NAMES = frozenset(OPTIONS)
 
 
 @functools.lru_cache(maxsize=256)
-def _input_axes(equation: str, spaced: bool | None) -> frozenset[str]:
+def input_axes(equation: str, spaced: bool | None) -> frozenset[str]:
     """The names that are input axes of `equation` (a keyword with one of them is a length)."""
     plain = plain_input_names(equation, spaced)
     if plain is not None:
@@ -73,7 +73,7 @@ def read_keywords(
         if name in equation:  # else no keyword can name an axis
             # a bad equation: its own error comes when it is planned
             with contextlib.suppress(TensorOpsError):
-                axes = _input_axes(equation, spaced)
+                axes = input_axes(equation, spaced)
             break
     lengths, options = {}, {}
     for name, value in keywords.items():
