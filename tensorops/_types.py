@@ -232,6 +232,13 @@ class Backend(Primitives, Protocol):
         branch that is right for all of them.
         """
 
+    def shifted_exp_unguarded(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
+        """`shifted_exp` where a maximum that is not finite may be left as it is.
+
+        The exps of such a slice are then ``nan``: a caller that asks for this checks
+        the product it makes (a ``nan`` there sends it to the guarded way).
+        """
+
     #: Each pairwise step of a planned einsum as one call of `einsummer` (TensorFlow).
     einsum_pairs: bool
 

@@ -260,6 +260,31 @@ def test_minus_infinity_results_have_no_nan_gradient() -> None:
     np.testing.assert_allclose(b.grad[:, 0].numpy(), [0.0, 0.0])
 
 
+@pytest.mark.parametrize("family", ["numpy", "torch"])
+@pytest.mark.parametrize("form", ["einsum", "expression"])
+def test_one_step_with_maxima_that_are_not_finite(family: str, form: str) -> None:
+    """A step's operand all -inf, with +inf, with nan: as the broadcast reference says."""
+    a = np.log(np.random.default_rng(7).dirichlet(np.ones(4), 4))
+    rows = {
+        "all -inf": np.full(4, -np.inf),
+        "+inf": np.array([0.0, np.inf, 1.0, -np.inf]),
+        "nan": np.array([0.0, np.nan, 1.0, 2.0]),
+        "finite": np.array([-300.0, 0.0, 250.0, -1.0]),
+    }
+    torch = pytest.importorskip("torch") if family == "torch" else None
+    array = np.asarray if torch is None else torch.tensor
+    step = tops.einsum_expression("i,ij->j", (4,), array(a), constants=[1], semiring="logsumexp")
+    for name, x in rows.items():
+        with np.errstate(invalid="ignore"):  # logaddexp(inf, inf) is inf, with a warning
+            want = np.logaddexp.reduce(x[:, None] + a, axis=0)
+        if form == "einsum":
+            got = tops.einsum("i,ij->j", array(x), array(a), semiring="logsumexp")
+        else:
+            got = step(array(x))
+        got = np.asarray(got)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
 @settings(deadline=None, max_examples=40)
 @given(case=adversarial(("ij,jk->ik", "i,ij->j", "bij,bjk->bik", "ijk,jkl->il")))
 @pytest.mark.parametrize("semiring", ["max", "min"])

@@ -279,6 +279,10 @@ class AdapterBase:
     def shifted_exp(self, x: Any, axis: Any) -> tuple[Any, Any]:
         raise NotImplementedError  # a primitive: every adapter gives it
 
+    def shifted_exp_unguarded(self, x: Any, axis: Any) -> tuple[Any, Any]:
+        """`shifted_exp`: an adapter whose guard costs a framework call may skip it."""
+        return self.shifted_exp(x, axis)
+
     def floating(self, x: Any) -> Any:
         raise NotImplementedError  # a primitive: every adapter gives it
 

@@ -4,7 +4,7 @@ An HMM's forward step, ``einsum("i,ij->j", alpha, log_transition, semiring="logs
 is a plan of one product and nothing else. Its executor makes the framework calls of
 `tensorops._einsum.semirings._logspace.side` (without sums or keys) and of the head of
 `tensorops._einsum.semirings._logmatmul.log_matmul` itself, and hands anything else (NumPy's
-keywords, dtypes to convert, products that underflow) to the general executor: on small
+keywords, dtypes to convert, a product with a ``nan``) to the general executor: on small
 arrays the general path's own calls would cost as much as the framework's
 (``benchmarks/semiring.py``, "small call").
 """
@@ -76,6 +76,8 @@ def single_executor(
         lowest = known(least_of(products, None))
         if lowest is not None and lowest >= least:
             return finished(log(products) + shift)
+        if lowest != lowest:  # nan: a maximum not finite (the exps are unguarded), or a nan
+            return general(operands, extras)
         made = (products, shift, lowest, least)
         return finished(underflowed(backend, one, other, made, cap))
 
@@ -100,7 +102,11 @@ def _floor(run: SemiringProgram) -> float | None:
 
 
 def _arranger(backend: Backend, pair: Pair) -> Callable[[Any, int], Side]:
-    """``arranged(x, 0 or 1)``: the left or right operand laid out, its shifted exp."""
+    """``arranged(x, 0 or 1)``: the left or right operand laid out, its shifted exp.
+
+    Unguarded: a maximum that is not finite makes the product ``nan``, and the call goes
+    the general way.
+    """
     layouts = ((pair.perm_left, pair.shape_left, -1), (pair.perm_right, pair.shape_right, -2))
 
     def arranged(x: Any, at: int) -> Side:
@@ -109,7 +115,7 @@ def _arranger(backend: Backend, pair: Pair) -> Callable[[Any, int], Side]:
             x = backend.permute(x, perm)
         if shape is not None:
             x = backend.reshape(x, shape)
-        return Side(x, *backend.shifted_exp(x, axis))
+        return Side(x, *backend.shifted_exp_unguarded(x, axis))
 
     return arranged
 
