@@ -210,7 +210,16 @@ def _unpacker(
     ):
         raise KeyError("a length to infer or of a graph: the slow path reads it")
     position, n_other = pack_term("unpack", pattern)
-    sizes, targets = _unpack_shapes(shape, packed_shapes, position, n_other, adapter)
+    sizes = []
+    for piece in packed_shapes:
+        size = 1
+        for d in piece:
+            size *= d
+        sizes.append(size)
+    if len(shape) != n_other + 1 or sum(sizes) != shape[position]:
+        raise KeyError("the slow path says what does not fit")
+    before, after = shape[:position], shape[position + 1 :]
+    targets = [(*before, *s, *after) for s in packed_shapes]
     split, reshape = adapter.split, adapter.reshape
     if len(sizes) == 1:  # one piece is the whole array: no split (a framework call of its own)
         return lambda tensor: [reshape(tensor, targets[0])]
@@ -228,18 +237,7 @@ def _unpack_with(
     backend: Any, tensor: Any, packed_shapes: Sequence[Sequence[int]], position: int, n_other: int
 ) -> list[Any]:
     """`unpack` with `backend`, once the pattern is read."""
-    sizes, targets = _unpack_shapes(
-        backend.sizes(tensor), packed_shapes, position, n_other, backend
-    )
-    # one piece is the whole array: no split (a framework call of its own)
-    pieces = [tensor] if len(sizes) == 1 else backend.split(tensor, sizes, position)
-    return [backend.reshape(p, t) for p, t in zip(pieces, targets, strict=True)]
-
-
-def _unpack_shapes(
-    shape: Shape, packed_shapes: Sequence[Sequence[int]], position: int, n_other: int, backend: Any
-) -> tuple[list[Any], list[Shape]]:
-    """The lengths of the pieces along ``*`` and the shape of each piece."""
+    shape = backend.sizes(tensor)  # not tensor.shape: a graph on PyTensor
     if len(shape) != n_other + 1:
         raise ShapeError(
             f"the packed input has {len(shape)} dimensions, the pattern has {n_other + 1}"
@@ -251,8 +249,10 @@ def _unpack_shapes(
         for d in piece:
             size *= d
         sizes.append(size)
+    # one piece is the whole array: no split (a framework call of its own)
+    pieces = [tensor] if len(sizes) == 1 else backend.split(tensor, sizes, position)
     before, after = shape[:position], shape[position + 1 :]
-    return sizes, [(*before, *s, *after) for s in shapes]
+    return [backend.reshape(p, before + s + after) for p, s in zip(pieces, shapes, strict=True)]
 
 
 def _resolve_packed_shapes(
