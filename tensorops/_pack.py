@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from tensorops._axes import DOTS_PREFIX, count_dots, may_equal, resolve_dims, term_dims
-from tensorops._backends import get_backend
-from tensorops._errors import ArgumentError, ShapeError, TensorOpsError, describe_inputs
+from tensorops._backends import ADAPTERS, get_backend
+from tensorops._errors import (
+    FAST_PATH_MISSES,
+    ArgumentError,
+    ShapeError,
+    TensorOpsError,
+    describe_inputs,
+)
 from tensorops._grammar import Term
 from tensorops._pack_patterns import (
     axis_positions,
@@ -43,6 +50,25 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
         >>> packed.shape, ps
         ((2, 17, 8), [(), (16,)])
     """
+    try:  # the fast path: arrays of one type, plain shapes, a plan made before
+        arrays: Any = tensors
+        kind = arrays[0].__class__
+        adapter = ADAPTERS[kind]
+        if tensors.__class__ is not list and tensors.__class__ is not tuple:
+            raise TypeError
+        shapes = []
+        for x in arrays:
+            if x.__class__ is not kind:
+                raise TypeError
+            shapes.append(x.shape)
+        run = _packer(pattern, tuple(shapes), adapter)
+    except (*FAST_PATH_MISSES, IndexError, TensorOpsError):  # said again by the slow path
+        run = None  # called outside this block: its errors chain to nothing
+    return _pack_slowly(tensors, pattern) if run is None else run(tensors)
+
+
+def _pack_slowly(tensors: Sequence[Any], pattern: str) -> tuple[Any, list[Shape]]:
+    """`pack` of anything: mixed array types, shapes of graphs, every error."""
     try:
         position, n_other = pack_term("pack", pattern)
         if (
@@ -53,6 +79,24 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
         return _pack_with(get_backend(tensors[0]), tensors, position, n_other)
     except TensorOpsError as error:
         raise_error(_in_context(error, "pack", pattern, tensors), ("pack", (tensors, pattern)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _packer(
+    pattern: str, shapes: tuple[Shape, ...], adapter: Any
+) -> Callable[[Sequence[Any]], tuple[Any, list[Shape]]]:
+    """The calls of `pack` for arrays of these plain shapes: reshapes, then one concat."""
+    if adapter.traced(shapes):
+        raise KeyError("sizes of a graph: planned by the slow path")
+    position, n_other = pack_term("pack", pattern)
+    targets, packed = _pack_shapes(shapes, position, n_other, adapter)
+    reshape, concat = adapter.reshape, adapter.concat
+
+    def run(tensors: Sequence[Any]) -> tuple[Any, list[Shape]]:
+        flat = [x if t is None else reshape(x, t) for x, t in zip(tensors, targets)]  # noqa: B905
+        return concat(flat, position), list(packed)
+
+    return run
 
 
 def _same_family(x: Any, backend: Any) -> bool:
@@ -67,13 +111,28 @@ def _pack_with(
     backend: Any, tensors: Sequence[Any], position: int, n_other: int
 ) -> tuple[Any, list[Shape]]:
     """`pack` with `backend`, once the pattern is read."""
-    flat, shapes = [], []
+    kind = type(tensors[0])
+
+    def shapes() -> Iterator[Shape]:  # each array checked as its shape is read
+        for i, x in enumerate(tensors):
+            if type(x) is not kind and not _same_family(x, backend):
+                raise ArgumentError(f"element {i} is a {type(x).__name__}, not an array")
+            yield backend.sizes(x)  # not x.shape: a graph on PyTensor
+
+    targets, packed = _pack_shapes(shapes(), position, n_other, backend)
+    flat = [x if t is None else backend.reshape(x, t) for x, t in zip(tensors, targets)]  # noqa: B905
+    return backend.concat(flat, position), packed
+
+
+def _pack_shapes(
+    shapes: Iterable[Shape], position: int, n_other: int, backend: Any
+) -> tuple[list[Shape | None], list[Shape]]:
+    """Each array's reshape (None where it has its shape) and the shapes that ``*`` covers."""
+    targets: list[Shape | None] = []
+    packed_shapes: list[Shape] = []
     reference: Shape | None = None
-    kind, after = type(tensors[0]), n_other - position
-    for i, x in enumerate(tensors):
-        if type(x) is not kind and not _same_family(x, backend):
-            raise ArgumentError(f"element {i} is a {type(x).__name__}, not an array")
-        shape = backend.sizes(x)  # not x.shape: a graph on PyTensor
+    after = n_other - position
+    for i, shape in enumerate(shapes):
         plain = all(type(n) is int for n in shape)
         if len(shape) < n_other:
             raise ShapeError(
@@ -89,12 +148,13 @@ def _pack_with(
             raise ShapeError(f"input {i} has axes {outside} outside '*', input 0 has {reference}")
         # a length known only when the graph runs as the framework's own scalar, which
         # unpack takes back (as parse_shape's)
-        shapes.append(packed if plain else tuple(backend.outward_size(n) for n in packed))
+        packed_shapes.append(packed if plain else tuple(backend.outward_size(n) for n in packed))
         size = 1
         for d in packed:
             size *= d
-        flat.append(backend.reshape(x, (*before, size, *rest)))
-    return backend.concat(flat, position), shapes
+        target = (*before, size, *rest)
+        targets.append(None if plain and len(packed) == 1 else target)
+    return targets, packed_shapes
 
 
 @replayable("unpack")
@@ -119,6 +179,17 @@ def unpack(tensor: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str)
         >>> len(tops.unpack(tensor=packed, packed_shapes=[(17,)], pattern="b * d"))
         1
     """
+    try:  # the fast path: plain shapes and lengths, a plan made before
+        array: Any = tensor
+        adapter = ADAPTERS[array.__class__]
+        run = _unpacker(pattern, array.shape, tuple([tuple(s) for s in packed_shapes]), adapter)
+    except (*FAST_PATH_MISSES, ValueError, TensorOpsError):  # said again by the slow path
+        run = None  # called outside this block: its errors chain to nothing
+    return _unpack_slowly(tensor, packed_shapes, pattern) if run is None else run(tensor)
+
+
+def _unpack_slowly(tensor: Any, packed_shapes: Sequence[Sequence[int]], pattern: str) -> list[Any]:
+    """`unpack` of anything: lengths of graphs, ``-1``, every error."""
     try:
         position, n_other = pack_term("unpack", pattern)
         return _unpack_with(get_backend(tensor), tensor, packed_shapes, position, n_other)
@@ -127,6 +198,39 @@ def unpack(tensor: ArrayT, packed_shapes: Sequence[Sequence[int]], pattern: str)
             _in_context(error, "unpack", pattern, [tensor]),
             ("unpack", (tensor, packed_shapes, pattern)),
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _unpacker(
+    pattern: str, shape: Shape, packed_shapes: tuple[Shape, ...], adapter: Any
+) -> Callable[[Any], list[Any]]:
+    """The calls of `unpack` for a plain shape and lengths: one split, then reshapes."""
+    if adapter.traced(shape) or not all(
+        type(n) is int and n >= 0 for s in packed_shapes for n in s
+    ):
+        raise KeyError("a length to infer or of a graph: the slow path reads it")
+    position, n_other = pack_term("unpack", pattern)
+    sizes = []
+    for piece in packed_shapes:
+        size = 1
+        for d in piece:
+            size *= d
+        sizes.append(size)
+    if len(shape) != n_other + 1 or sum(sizes) != shape[position]:
+        raise KeyError("the slow path says what does not fit")
+    before, after = shape[:position], shape[position + 1 :]
+    targets = [(*before, *s, *after) for s in packed_shapes]
+    split, reshape = adapter.split, adapter.reshape
+    if len(sizes) == 1:  # one piece is the whole array: no split (a framework call of its own)
+        return lambda tensor: [reshape(tensor, targets[0])]
+    # a piece that keeps one axis for '*' has its shape already
+    kept = [None if len(s) == 1 else t for s, t in zip(packed_shapes, targets)]  # noqa: B905
+
+    def run(tensor: Any) -> list[Any]:
+        pieces = split(tensor, sizes, position)
+        return [p if t is None else reshape(p, t) for p, t in zip(pieces, kept)]  # noqa: B905
+
+    return run
 
 
 def _unpack_with(

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorops._einsum.equations._bind import bind_equation
+from tensorops._einsum.equations._bind import Bound, bind_equation, bind_lettered
 from tensorops._einsum.equations._notation import (
     Notation,
     Plain,
@@ -21,6 +21,7 @@ from tensorops._einsum.equations._notation import (
     plain_axes,
     plain_input_names,
 )
+from tensorops._einsum.programs._execute import letter_equation
 from tensorops._errors import ShapeError, TensorOpsError
 
 CASES = [
@@ -93,9 +94,34 @@ def _check(equation: str, ndims: tuple[int, ...], spaced: bool | None) -> bool:
         assert isinstance(general, Notation), (equation, general)
         assert _names(general) == plain, (equation, plain, general)
         assert all(len(dim.slots) == 1 for term in general.inputs for dim in term)
+        _check_lettered(equation, plain, spaced)
     else:
         assert plain_input_names(equation, spaced) is None
+        assert bind_lettered(equation, tuple((2,) * n for n in ndims), spaced) is None
     return plain is not None
+
+
+def _check_lettered(equation: str, plain: Plain, spaced: bool | None) -> None:
+    """The one-pass binder of the cold path binds as the hot path reads, or leaves it."""
+    shapes = tuple(tuple(2 + ord(name[0]) % 3 for name in term) for term in plain.inputs)
+    lettered = bind_lettered(equation, shapes, spaced)
+    if lettered is None:  # implicit outputs, compact equations with spaces, > 52 axes
+        implicit = "->" not in equation
+        spaces = not plain.spaced and " " in equation
+        assert implicit or spaces or len({a for term in plain.inputs for a in term}) > 52
+        return
+    sizes = {name: 2 + ord(name[0]) % 3 for term in plain.inputs for name in term}
+    unchanged = (None,) * len(plain.inputs)
+    expected = Bound(
+        equation, plain.spaced, plain.inputs, plain.output, None, sizes, plain.inputs, unchanged
+    )
+    assert lettered.bound == expected
+    assert list(lettered.bound.sizes) == list(sizes)  # in order of appearance
+    assert lettered.equation == letter_equation(plain.inputs, plain.output)
+    elements = 1
+    for size in sizes.values():
+        elements *= size
+    assert lettered.elements == elements
 
 
 @pytest.mark.parametrize(("equation", "ndims", "spaced"), CASES)
@@ -198,3 +224,23 @@ def test_plain_equations_that_do_not_fit_their_shapes_are_bound_by_the_grammar()
         bind_equation("a b, b c -> a c", ((2, 3), (3, 4, 5)), ())
     with pytest.raises(ShapeError, match="2 input term"):
         bind_equation("ij,jk->ik", ((2, 3),), ())
+
+
+def test_the_cold_path_binds_only_lengths_that_agree_exactly() -> None:
+    """Broadcasting, mismatches and ranks that do not fit are left to the other paths."""
+    lettered = bind_lettered("b i d, b j d -> b i j", ((2, 3, 4), (2, 5, 4)), True)
+    assert lettered is not None
+    assert lettered.equation == "abc,adc->abd"
+    assert lettered.bound.sizes == {"b": 2, "i": 3, "d": 4, "j": 5}
+    assert lettered.elements == 2 * 3 * 4 * 5
+    assert bind_lettered("ij,jk->ik", ((2, 3), (3, 4)), None).equation == "ab,bc->ac"  # type: ignore[union-attr]
+    assert bind_lettered("ij,jk->ik", ((2, 1), (3, 4)), None) is None
+    assert bind_lettered("ij,jk->ik", ((2, 3), (4, 5)), None) is None
+    assert bind_lettered("ij,jk->ik", ((2, 3), (3, 4, 5)), None) is None
+    assert bind_lettered("ij,jk->ik", ((2, 3),), None) is None
+    assert bind_lettered("a b, b c -> a c", ((2, 3), (3, 4)), False) is None
+    assert bind_lettered("i j, j k -> i k", ((2, 3.0), (3.0, 4)), None) is None  # type: ignore[arg-type]
+    names = [f"a{i}" for i in range(53)]
+    many = " ".join(names)
+    assert bind_lettered(f"{many} -> {many}", ((1,) * 53,), True) is None
+    assert bind_equation(f"{many} -> {many}", ((1,) * 53,), (), True).output == tuple(names)

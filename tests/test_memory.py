@@ -33,6 +33,8 @@ CACHE_SIZES = {
     "tensorops._grammar.parse_pattern": 1024,
     "tensorops._marked.read_pattern": 1024,
     "tensorops._pack_patterns.pack_term": 256,
+    "tensorops._pack._packer": 1024,
+    "tensorops._pack._unpacker": 1024,
     "tensorops._lint.calls._binding_text": 1024,
     "tensorops._lint.calls._rests": 4096,
     "tensorops._plan._checked": 1024,

@@ -11,7 +11,7 @@ and opt_einsum's keywords) are read by `tensorops._einsum.equations._arguments` 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import chain
 from typing import Any
 
@@ -28,7 +28,7 @@ from tensorops._einsum.equations._arguments import (
     split_operands,
     sublist_subscripts,
 )
-from tensorops._einsum.equations._bind import bind_equation
+from tensorops._einsum.equations._bind import bind_equation, bind_lettered
 from tensorops._einsum.equations._concat import einsum_concat, has_concat
 from tensorops._einsum.equations._semiring import SEMIRINGS
 from tensorops._einsum.planning._optimizer import PathOptimizer
@@ -76,18 +76,29 @@ def _prepare(op: Op, operands: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def _plan(equation: str, shapes: Any, lengths: Any, variant: Any, backend: Backend) -> Executor:
     settings, spaced = variant
+    framework = None
     if len(shapes) == 2 and settings.strategy == "auto" and settings.semiring == "sum":
         # A pair is one step, never sliced, whatever the limit (`_paths.plan_contraction`):
         # nothing to search for and nothing to cache but the executor.
-        plan = EinsumPlan(bind_equation(equation, shapes, lengths, spaced), ((0, 1),), "auto", ())
+        lettered = None if lengths else bind_lettered(equation, shapes, spaced)
+        if lettered is None:
+            bound = bind_equation(equation, shapes, lengths, spaced)
+        else:  # the commonest call: read, bound and lettered in one pass
+            bound = lettered.bound
+            first, second = lettered.inputs
+            if _is_tiny(lettered.elements, first, second, lettered.output):
+                framework = backend.einsummer(lettered.equation)
+        plan = EinsumPlan(bound, ((0, 1),), "auto", ())
+        if lettered is None:
+            framework = framework_einsum(plan, settings, backend)
     else:
         try:
             plan = plan_einsum_cached(equation, shapes, lengths, spaced, settings)
         except TypeError:  # symbolic sizes under a tracing compiler: the same plan, uncached
             plan = plan_einsum(equation, shapes, lengths, spaced, settings)
-    if settings.semiring != "sum":
-        return semiring_executor(plan, backend, settings.memory_limit)
-    framework = framework_einsum(plan, settings, backend)
+        if settings.semiring != "sum":
+            return semiring_executor(plan, backend, settings.memory_limit)
+        framework = framework_einsum(plan, settings, backend)
     if framework is None:
         return _program_executor(plan, backend)
     programs: list[Executor] = []  # the program, built for the first call that needs it
@@ -136,15 +147,24 @@ def framework_einsum(plan: Any, settings: Settings, backend: Backend) -> Any:
         if size.__class__ is not int:
             return None
         elements *= size
-    if elements > _TINY_NO_GEMM:
+    first, second = bound.axes
+    if not _is_tiny(elements, first, second, bound.output):
         return None
-    first, second = set(bound.axes[0]), set(bound.axes[1])
-    output = bound.output
-    gemm = not (first - second).isdisjoint(output) and not (second - first).isdisjoint(output)
-    if gemm and elements > _TINY_ANY:
-        return None
-    equation = letter_equation(bound.axes, output)
+    equation = letter_equation(bound.axes, bound.output)
     return None if equation is None else backend.einsummer(equation)
+
+
+def _is_tiny(
+    elements: int, first: Iterable[str], second: Iterable[str], output: Iterable[str]
+) -> bool:
+    """Whether a pair of these axes and `elements` goes to the framework's own einsum."""
+    if elements > _TINY_NO_GEMM:
+        return False
+    if elements <= _TINY_ANY:
+        return True
+    left, right = set(first), set(second)
+    # a matrix product keeps an axis from each side
+    return (left - right).isdisjoint(output) or (right - left).isdisjoint(output)
 
 
 EINSUM = Op("einsum", _plan, "einsum('ij,jk->ik', a, b)", prepare=_prepare)

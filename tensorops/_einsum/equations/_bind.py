@@ -12,6 +12,8 @@ builds no `Notation`.
 from __future__ import annotations
 
 import functools
+import string
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from tensorops._axes import DOTS_PREFIX, Dim, Slot, check_lengths, resolve_dims
@@ -19,7 +21,7 @@ from tensorops._einsum.equations._notation import Plain, parse_equation, plain_a
 from tensorops._errors import ShapeError, Span
 from tensorops._staging.sizes import is_run_time, known_as, require_equal, same_length, same_shape
 
-__all__ = ["Bound", "bind_equation"]
+__all__ = ["Bound", "Lettered", "bind_equation", "bind_lettered"]
 
 
 class Bound(NamedTuple):
@@ -84,12 +86,109 @@ def bind_equation(
         TensorOpsError: The equation is malformed or does not fit the shapes / lengths.
     """
     if not lengths:
+        lettered = bind_lettered(equation, shapes, spaced)
+        if lettered is not None:
+            return lettered.bound
         plain = plain_axes(equation, spaced)
         if plain is not None:
             bound = _bind_plain(equation, plain, shapes)
             if bound is not None:
                 return bound
     return _bind_general(equation, shapes, lengths, spaced)
+
+
+class Lettered(NamedTuple):
+    """An equation of plain axes bound to shapes, and written in ASCII letters.
+
+    Attributes:
+        bound: The equation bound, as `bind_equation` binds it.
+        inputs: Each operand's axes as letters, lettered by first appearance.
+        output: The output's axes as letters.
+        elements: The product of the sizes of all distinct axes.
+    """
+
+    bound: Bound
+    inputs: tuple[str, ...]
+    output: str
+    elements: int
+
+    @property
+    def equation(self) -> str:
+        """The equation in letters, as a framework's einsum takes it: ``"ab,bc->ac"``."""
+        return f"{','.join(self.inputs)}->{self.output}"
+
+
+def bind_lettered(
+    equation: str, shapes: tuple[tuple[int, ...], ...], spaced: bool | None
+) -> Lettered | None:
+    """Bind an equation of plain axes with an explicit output in one pass; else None.
+
+    The cold path of the commonest einsum: names read, checked, bound to lengths that
+    are ints and agree exactly, and lettered, without building the `Plain` names first.
+    It takes a subset of what `_bind_plain` takes (no implicit output, no compact
+    equation with spaces, at most 52 axes) and binds it the same (tests/test_einsum_notation.py);
+    anything else is None, for `bind_equation`'s other paths.
+    """
+    left, arrow, right = equation.partition("->")
+    if not arrow or "->" in right or "," in right:
+        return None
+    texts = left.split(",")
+    if len(texts) != len(shapes):
+        return None
+    terms: list[Any]
+    output: Sequence[str]
+    if not spaced and " " not in equation:  # compact: every character one axis
+        joined = left.replace(",", "")
+        if not ((joined.isalpha() or not joined) and (right.isalpha() or not right)):
+            return None
+        terms, output, spaced = texts, right, False
+    else:  # spaced: every word an identifier neither starting nor ending with '_'
+        if spaced is False or not equation.isascii():
+            return None
+        terms, output = [text.split() for text in texts], right.split()
+        if spaced is None:
+            if len(output) < 2 and all(len(words) < 2 for words in terms):
+                return None  # compact with spaces (``"ij, jk -> ik"``): `plain_axes`
+            spaced = True
+        edges = "_" in equation
+    letters: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    lettered: list[str] = []
+    elements = 1
+    for names, shape in zip(terms, shapes):  # noqa: B905 (lengths checked above)
+        if len(names) != len(shape):
+            return None
+        term = ""
+        for name, size in zip(names, shape):  # noqa: B905
+            letter = letters.get(name)
+            if letter is None:
+                # __class__: Dynamo gives int as the type of a symbolic size (`_bind_plain`'s)
+                if size.__class__ is not int or len(letters) == len(_LETTERS):
+                    return None
+                if spaced and not (
+                    name.isidentifier() and not (edges and (name[0] == "_" or name[-1] == "_"))
+                ):
+                    return None
+                letter = letters[name] = _LETTERS[len(letters)]
+                sizes[name] = size
+                elements *= size
+            elif sizes[name] != size:
+                return None
+            term += letter
+        lettered.append(term)
+    out = ""
+    for name in output:
+        letter = letters.get(name)
+        if letter is None or letter in out:
+            return None
+        out += letter
+    inputs = tuple([tuple(names) for names in terms])
+    unchanged = (None,) * len(inputs)
+    bound = Bound(equation, spaced, inputs, tuple(output), None, sizes, inputs, unchanged)
+    return Lettered(bound, tuple(lettered), out, elements)
+
+
+_LETTERS = string.ascii_letters
 
 
 def _bind_plain(equation: str, plain: Plain, shapes: tuple[tuple[int, ...], ...]) -> Bound | None:

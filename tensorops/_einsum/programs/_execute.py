@@ -24,6 +24,7 @@ from __future__ import annotations
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import is_
 from typing import Any, NamedTuple
 
 from tensorops._axes import same_shape
@@ -121,6 +122,9 @@ def moved(perm: tuple[int, ...]) -> tuple[int, ...] | None:
 
 
 def _reshape(target: tuple[int, ...], current: tuple[int, ...]) -> tuple[int, ...] | None:
+    # the lengths are mostly the very objects of the sizes dict: `is` first, in C
+    if len(target) == len(current) and all(map(is_, target, current)):
+        return None
     return None if same_shape(target, current) else target
 
 
@@ -240,10 +244,31 @@ class Network(NamedTuple):
     sizes: dict[str, int]
 
 
+def _plain_pair(
+    axes: tuple[tuple[str, ...], ...], output: set[str], sizes: dict[str, int]
+) -> tuple[Pair, tuple[str, ...]] | None:
+    """The one step of a pair that needs no preparing (the commonest einsum); else None.
+
+    What `build_program` makes of such a pair, without its bookkeeping for longer paths:
+    no axis repeated within an operand, and every axis in both operands or in the output.
+    """
+    first, second = axes
+    left, right = set(first), set(second)
+    if len(left) != len(first) or len(right) != len(second) or not output.issuperset(left ^ right):
+        return None
+    return _pair((0, 1, 2), first, second, output, sizes)
+
+
 def build_program(network: Network, path: Sequence[tuple[int, ...]]) -> Program:
     """Compile the calls of an einsum along `path`, a validated contraction path."""
     axes, shapes, output, output_shape, sizes = network
     out_set = set(output)
+    if len(axes) == 2 and shapes == (None, None) and len(path) == 1:
+        plain = _plain_pair(axes, out_set, sizes)
+        if plain is not None:
+            only, made_axes = plain
+            perm = moved(tuple([made_axes.index(a) for a in output]))
+            return Program((None, None), (only,), 2, perm, output_shape, (*axes, made_axes), axes)
     counts: dict[str, int] = {}
     for term in axes:
         for axis in set(term):
