@@ -110,6 +110,8 @@ class PaddleBackend(AdapterBase):
     name: str = "paddle"
     staged_as = "in a paddle.jit.to_static program"
     written_class = paddle.Tensor
+    narrow_floats = (paddle.float16, paddle.bfloat16)
+    float32 = paddle.float32
     written_name = "paddle tensor"
     c_ordered = True
 
@@ -204,9 +206,6 @@ class PaddleBackend(AdapterBase):
 
     def floating(self, x: Any) -> Any:
         return kernels.floating(x)
-
-    def widened(self, x: Any) -> Any:
-        return x.astype(paddle.float32) if x.dtype in (paddle.float16, paddle.bfloat16) else x
 
     def known(self, x: Any) -> Any:
         # a value of a static program has no values until the program runs
