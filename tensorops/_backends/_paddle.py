@@ -110,10 +110,10 @@ class PaddleBackend(AdapterBase):
     name: str = "paddle"
     staged_as = "in a paddle.jit.to_static program"
     written_class = paddle.Tensor
-    narrow_floats = (paddle.float16, paddle.bfloat16)
-    float32 = paddle.float32
     written_name = "paddle tensor"
     c_ordered = True
+    narrow_floats = (paddle.float16, paddle.bfloat16)
+    float32 = paddle.float32
 
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
         return RESHAPE(x, list(shape_values(shape)))
