@@ -94,7 +94,8 @@ def two_operand_docstring(name: str, own: str) -> str:
 
 def _two_operands(function: _F) -> _F:
     """`function` with its docstring completed by `two_operand_docstring`."""
-    function.__doc__ = two_operand_docstring(function.__name__, function.__doc__ or "")
+    if function.__doc__ is not None:  # None under ``python -OO``
+        function.__doc__ = two_operand_docstring(function.__name__, function.__doc__)
     return function
 
 
