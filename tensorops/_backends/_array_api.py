@@ -70,11 +70,11 @@ class ArrayApiBackend(AdapterBase):
         self._is_jax = self.namespace == "jax.numpy"
         # float16 and bfloat16 are not in the standard: the namespace's where it has them,
         # NumPy's where its dtypes are NumPy's (array_api_compat's Dask and CuPy)
-        named_in = np if xp.float32 is np.float32 else xp
+        self.float32 = getattr(xp, "float32", None)
+        named_in = np if self.float32 is np.float32 else xp
         self.narrow_floats = tuple(
             getattr(named_in, name) for name in ("float16", "bfloat16") if hasattr(named_in, name)
         )
-        self.float32 = xp.float32
         # `diagonal` is in the optional linalg extension only; without it we fall back to
         # a strided slice of the flattened last two axes (see `diagonal`).
         linalg = getattr(xp, "linalg", None)
