@@ -7,7 +7,7 @@ Four tables, printed as markdown:
    (``tops.einsum_path(eq, *shapes, strategy=...)`` on an equation never seen
    before: each timed call names the axes anew) beside
    ``opt_einsum.contract_path(eq, *shapes, shapes=True, optimize=...)``;
-   the bare path functions (tensorops' ``find_path``, opt_einsum's path function
+   the bare path functions (tensorops' ``plan_contraction``, opt_einsum's path function
    on index sets); the share of the cold call spent in the planner; the cost of
    the plan over opt_einsum's for the same strategy, and for ``auto`` over ``dp``.
 2. **Large networks** from cotengra's generators (30 to 300 tensors): planning
@@ -68,7 +68,7 @@ from tensorops._einsum.planning._cost import (
     sliced_contraction_steps,
     total_flops,
 )
-from tensorops._einsum.planning._paths import find_path, plan_contraction
+from tensorops._einsum.planning._paths import plan_contraction
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _planner_in_tools import print_tools
@@ -81,6 +81,11 @@ DP_MAX = 20  # dp (ours and opt_einsum's) up to this many operands
 ROUNDS = 4  # the cold call and contract_path are timed in this many alternating rounds
 
 Network = tuple[list[tuple[str, ...]], tuple[str, ...], dict[str, int]]
+
+
+def _path(*network: Any, **options: Any) -> Any:
+    """tensorops' path search alone: `plan_contraction`'s path."""
+    return plan_contraction(*network, **options).path
 
 
 def _best_time(fn: Callable[[], Any], budget: float) -> tuple[float, Any]:
@@ -161,7 +166,7 @@ def _measure_random(n: int, seeds: range, budget: float) -> list[dict[str, Any]]
                 cold = min(cold, _best_cold(network, shapes, strategy, budget / ROUNDS))
                 if peer:
                     theirs = min(theirs, _best_time(contract, budget / ROUNDS)[0])
-            bare, path = _best_time(partial(find_path, *network, strategy), budget)
+            bare, path = _best_time(partial(_path, *network, strategy), budget)
             costs[strategy] = _cost(network, path)
             row.setdefault("cold", []).append(cold)
             row.setdefault("bare", []).append(bare)
@@ -192,7 +197,7 @@ def _print_random(results: list[dict[str, Any]], seeds: int) -> None:
     print("### Random networks: the whole cold call and the bare path functions\n")
     print(
         "| n | strategy | einsum_path cold (ms) | contract_path (ms) | cold / contract_path "
-        "| find_path (ms) | opt_einsum path fn (ms) | planner share of cold call "
+        "| plan_contraction (ms) | opt_einsum path fn (ms) | planner share of cold call "
         "| cost ours/oe | auto/dp cost |"
     )
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -297,9 +302,9 @@ def _measure_large(quick: bool) -> list[tuple[str, dict[str, tuple[float, float]
                 warnings.simplefilter("ignore")
                 row["cotengra"] = _timed_cost(network, cotengra_path)
         hyper_time = row["cotengra"][0] / 10 if "cotengra" in row else 1.0
-        row["greedy"] = _timed_cost(network, partial(find_path, *network, "greedy"))
-        row["auto"] = _timed_cost(network, partial(find_path, *network, "auto"))
-        hyper = partial(find_path, *network, "hyper", max_time=hyper_time)
+        row["greedy"] = _timed_cost(network, partial(_path, *network, "greedy"))
+        row["auto"] = _timed_cost(network, partial(_path, *network, "auto"))
+        hyper = partial(_path, *network, "hyper", max_time=hyper_time)
         row["hyper"] = _timed_cost(network, hyper)
         for label, optimize in (("oe greedy", "greedy"), ("oe rg128", None)):
             chosen = optimize or oe.RandomGreedy(max_repeats=128)
@@ -417,8 +422,8 @@ def _print_partitioning(args: argparse.Namespace) -> None:
         network = _issue_network(name)
         row = dict(runs[name])
         limit = row["default"][0] / 10
-        row["hyper"] = _timed_cost(network, partial(find_path, *network, "hyper", max_time=limit))
-        row["auto"] = _timed_cost(network, partial(find_path, *network, "auto"))
+        row["hyper"] = _timed_cost(network, partial(_path, *network, "hyper", max_time=limit))
+        row["auto"] = _timed_cost(network, partial(_path, *network, "auto"))
         gaps.append(row["hyper"][1] - row["default"][1])
         cells = [
             f"{row[c][1]:.2f} ({row[c][0]:.3g} s)" if c in row else "-"
@@ -443,7 +448,7 @@ def _print_slicing() -> None:
     )
     print("|---|---|---:|---:|---:|---:|---:|")
     for strategy in ("auto", "greedy", "dp", "optimal", "hyper"):
-        unsliced = _cost(network, find_path(*network, strategy))
+        unsliced = _cost(network, _path(*network, strategy))
         plan_it = partial(plan_contraction, *network, strategy, memory_limit=4096)
         elapsed, planned = _best_time(plan_it, 0.05)
         plan = sliced_contraction_steps(*network, planned.path, planned.sliced_axes)
@@ -453,7 +458,7 @@ def _print_slicing() -> None:
             f"| {1e3 * elapsed:.2g} |"
         )
     _, info = oe.contract_path(eq, *shapes, shapes=True, optimize="greedy", memory_limit=4096)
-    unsliced = _cost(network, find_path(*network, "greedy"))
+    unsliced = _cost(network, _path(*network, "greedy"))
     print(
         f"| opt_einsum greedy | (none: one step over all) | 1 | {int(info.opt_cost):.3g} "
         f"| {int(info.opt_cost) / unsliced:.3g} | {int(info.largest_intermediate)} | - |"

@@ -5,7 +5,7 @@ its ``Examples:``. `layer_docstring` makes the class docstring from that and thi
 table: the summary, the table's description of the layer, the family's notes, the
 arguments and errors from the table, then the examples. The families' classes get
 theirs when they are defined (`tensorops.layers._family.Layer`); the API page gets the
-same text from ``scripts/layer_docs.py``, a Griffe extension that calls this function
+same text from ``scripts/docstrings.py``, a Griffe extension that calls this function
 on the source.
 
 Examples:

@@ -22,6 +22,10 @@ added (Repeat), and the output's dimensions. A `SoftmaxProgram` marks the slots 
 normalize; a `CheckProgram` only binds; an `EinMixProgram` is an einsum between two
 transforms.
 
+`TermProgram` and `TransformProgram` are NamedTuples, and this module's annotations are
+not postponed: a scripted module holds such a program as it is, and TorchScript reads
+a NamedTuple's field types from its annotations.
+
 Examples:
     >>> from tensorops.layers._description import describe
     >>> from tensorops.layers._script_program import script_program
@@ -32,11 +36,9 @@ Examples:
     ([2], [0, 3, 1], [[0], [3], [1]])
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import tensorops as tops
 from tensorops._grammar import Anon, Axis, Bracket, Dots, Group, Skip, Term, parse_pattern
@@ -59,8 +61,7 @@ __all__ = [
 DOTS = -1
 
 
-@dataclass(frozen=True)
-class TermProgram:
+class TermProgram(NamedTuple):
     """How an input's shape is read: see the module's docstring.
 
     Attributes:
@@ -81,8 +82,7 @@ class TermProgram:
     dots: int
 
 
-@dataclass(frozen=True)
-class TransformProgram:
+class TransformProgram(NamedTuple):
     """A rearrange, reduce or repeat: the input term, then what becomes of its axes.
 
     Attributes:

@@ -4,10 +4,11 @@ TorchScript compiles a module's ``forward`` from its source and runs no Python, 
 the eager layers (which call `tensorops.rearrange` and friends) are not what it
 compiles. ``torch.jit.script`` first asks each module for the module to compile
 (``__prepare_scriptable__``); a torch layer answers with one of the modules below,
-holding the layer's script program (`tensorops.layers._script_program`) as plain
-attributes, and EinMix's parameters themselves. Their ``forward`` reads every
-length from the input's shape at run time, so a scripted layer runs at any size.
-Called eagerly, such a module runs the layer it was made from.
+holding the layer's script program (`tensorops.layers._script_program`: its
+NamedTuples as they are, the rest as plain attributes) and EinMix's parameters
+themselves. Their ``forward`` reads every length from the input's shape at run time,
+so a scripted layer runs at any size. Called eagerly, such a module runs the layer it
+was made from.
 
 Only the torch family imports this module. Run-time errors are raised here, as
 TorchScript raises them (``torch.jit.Error``, a RuntimeError), each naming the layer,
@@ -159,47 +160,40 @@ class _Scriptable(nn.Module):
 class _Term(nn.Module):
     """Reads an input's shape as a term says (`TermProgram`): a part of the modules below."""
 
-    where: str
-    known: list[int]
-    names: list[str]
-    dims: list[list[int]]
-    texts: list[str]
-    order: list[int]
-    dots: int
+    program: TermProgram
 
     def __init__(self, term: TermProgram) -> None:
         super().__init__()
-        self.where, self.known, self.names = term.where, term.known, term.names
-        self.dims, self.texts = term.dims, term.texts
-        self.order, self.dots = term.order, term.dots
+        self.program = term
 
     def forward(self, shape: list[int]) -> tuple[list[int], int]:
         """Each axis id's length read from `shape`, and the number of dimensions under ``...``."""
+        term = self.program
         rank = len(shape)
-        fixed = len(self.dims) - 1 if self.dots >= 0 else len(self.dims)
-        if rank < fixed or (self.dots < 0 and rank != fixed):
-            wanted = str(fixed) + (" or more" if self.dots >= 0 else "")
-            raise ValueError(f"{self.where}: the input has {rank} dimensions, the pattern {wanted}")
+        fixed = len(term.dims) - 1 if term.dots >= 0 else len(term.dims)
+        if rank < fixed or (term.dots < 0 and rank != fixed):
+            wanted = str(fixed) + (" or more" if term.dots >= 0 else "")
+            raise ValueError(f"{term.where}: the input has {rank} dimensions, the pattern {wanted}")
         n_dots = rank - fixed
-        sizes = list(self.known)
-        for slot in self.order:
-            if slot == self.dots:
+        sizes = list(term.known)
+        for slot in term.order:
+            if slot == term.dots:
                 continue
-            position = _position(slot, self.dots, n_dots)
+            position = _position(slot, term.dots, n_dots)
             length = shape[position]
             product = 1
             unknown = -1
-            for axis in self.dims[slot]:
+            for axis in term.dims[slot]:
                 if sizes[axis] < 0:
                     unknown = axis
                 else:
                     product *= sizes[axis]
-            where, text = self.where, self.texts[slot]
+            where, text = term.where, term.texts[slot]
             if unknown >= 0:
                 if product == 0 or length % product != 0:
                     raise ValueError(
                         f"{where}: dimension {position} ({text}) has length {length}, not a "
-                        f"multiple of {product}: the length of axis {self.names[unknown]} "
+                        f"multiple of {product}: the length of axis {term.names[unknown]} "
                         "has no solution"
                     )
                 sizes[unknown] = length // product
@@ -214,16 +208,7 @@ class _Term(nn.Module):
 class _Transform(_Scriptable):
     """A scripted Rearrange, Reduce or Repeat (and EinMix's rearranges)."""
 
-    where: str
-    dots: int
-    in_axes: list[int]
-    reduce: list[int]
-    kept: list[int]
-    out_axes: list[int]
-    added: list[int]
-    out_dims: list[list[int]]
-    out_dots: int
-    reduction: str
+    program: TransformProgram
     reshape_in: bool
     reshape_out: bool
     kept_at: list[int]
@@ -234,27 +219,25 @@ class _Transform(_Scriptable):
     def __init__(self, layer: Any, program: TransformProgram) -> None:
         super().__init__(layer)
         self.term = _Term(program.term)
-        self.where, self.dots = program.term.where, program.term.dots
-        self.in_axes, self.reduce, self.kept = program.in_axes, program.reduce, program.kept
-        self.out_axes, self.added = program.out_axes, program.added
-        self.out_dims, self.out_dots = program.out_dims, program.out_dots
-        self.reduction = program.reduction
+        self.program = program
         self.reshape_in = _composed(program.term.dims, program.term.dots)
         self.reshape_out = _composed(program.out_dims, program.out_dots)
         # Where the input has no '...': the positions of every call, worked out here.
-        self.kept_at = _positions(self.in_axes, self.kept, 0)
-        self.reduced_at = _positions(self.in_axes, self.reduce, 0)
-        self.added_at = sorted(_positions(self.out_axes, self.added, 0))
+        self.kept_at = _positions(program.in_axes, program.kept, 0)
+        self.reduced_at = _positions(program.in_axes, program.reduce, 0)
+        self.added_at = sorted(_positions(program.out_axes, program.added, 0))
         self.permutes = self.kept_at != list(range(len(self.kept_at)))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        program = self.program
+        dots = program.term.dots
         shape = list(x.shape)
         sizes, n_dots = self.term(shape)
-        start = max(self.dots, 0)  # no '...': n_dots is 0
+        start = max(dots, 0)  # no '...': n_dots is 0
         dots_shape = shape[start : start + n_dots]
         if self.reshape_in:
-            x = x.reshape(_lengths(self.in_axes, sizes, dots_shape))
-        if self.dots < 0:  # the positions are known: worked out once
+            x = x.reshape(_lengths(program.in_axes, sizes, dots_shape))
+        if dots < 0:  # the positions are known: worked out once
             kept, reduced, added, permutes = (
                 self.kept_at,
                 self.reduced_at,
@@ -262,20 +245,20 @@ class _Transform(_Scriptable):
                 self.permutes,
             )
         else:
-            kept = _positions(self.in_axes, self.kept, n_dots)
-            reduced = _positions(self.in_axes, self.reduce, n_dots)
-            added = sorted(_positions(self.out_axes, self.added, n_dots))
+            kept = _positions(program.in_axes, program.kept, n_dots)
+            reduced = _positions(program.in_axes, program.reduce, n_dots)
+            added = sorted(_positions(program.out_axes, program.added, n_dots))
             permutes = kept != list(range(len(kept)))
         if len(reduced) > 0:  # none where only '...' is reduced and stands for no axes
-            x = _reduce(x, reduced, kept, self.reduction, self.where)
+            x = _reduce(x, reduced, kept, program.reduction, program.term.where)
         elif permutes:
             x = x.permute(kept)
         if len(added) > 0:
             for position in added:
                 x = x.unsqueeze(position)
-            x = x.expand(_lengths(self.out_axes, sizes, dots_shape))
+            x = x.expand(_lengths(program.out_axes, sizes, dots_shape))
         if self.reshape_out:
-            x = x.reshape(_out_shape(self.out_dims, self.out_dots, sizes, dots_shape))
+            x = x.reshape(_out_shape(program.out_dims, program.out_dots, sizes, dots_shape))
         return x
 
 

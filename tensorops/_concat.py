@@ -288,7 +288,7 @@ def plan_concat(text: str, shapes: Any, lengths: Any, backend: Backend) -> Execu
     resolved = [dict(recipe.lengths) for recipe in recipes]
     outputs = _right(text, pattern, groups, chosen, piece_dots, resolved, many)
     runs = tuple(None if _does_nothing(recipe) else recipe.executor(backend) for recipe in recipes)
-    return _executor(backend, many, tuple(splits), tuple(chosen), runs, tuple(outputs))
+    return _executor(backend, many, _Steps(tuple(splits), tuple(chosen), runs, tuple(outputs)))
 
 
 def _does_nothing(recipe: Recipe) -> bool:
@@ -424,17 +424,24 @@ def _disagree(text: str, term: Term, name: str, length: Any, other: Any, many: b
     )
 
 
-def _executor(
-    backend: Backend,
-    many: bool,
-    splits: tuple[tuple[tuple[Any, ...], int] | None, ...],
-    chosen: tuple[int, ...],
-    runs: tuple[Executor | None, ...],
-    outputs: tuple[tuple[tuple[int, ...], int | None], ...],
-) -> Executor:
-    fast = _fast_executor(backend, many, splits, chosen, runs, outputs)
+class _Steps(NamedTuple):
+    """What a planned concatenation does, in order."""
+
+    #: per input: the sizes and the axis it is split into pieces along, or None (one piece)
+    splits: tuple[tuple[tuple[Any, ...], int] | None, ...]
+    #: per place on the right: the piece it takes
+    chosen: tuple[int, ...]
+    #: per place: the rearrangement of its piece, or None where there is none
+    runs: tuple[Executor | None, ...]
+    #: per output: its places, and the axis they are concatenated along (None: one place)
+    outputs: tuple[tuple[tuple[int, ...], int | None], ...]
+
+
+def _executor(backend: Backend, many: bool, steps: _Steps) -> Executor:
+    fast = _fast_executor(backend, many, steps)
     if fast is not None:
         return fast
+    splits, chosen, runs, outputs = steps
     split, concat = backend.split, backend.concat
     single = len(outputs) == 1
 
@@ -458,20 +465,14 @@ def _executor(
     return run
 
 
-def _fast_executor(
-    backend: Backend,
-    many: bool,
-    splits: tuple[tuple[tuple[Any, ...], int] | None, ...],
-    chosen: tuple[int, ...],
-    runs: tuple[Executor | None, ...],
-    outputs: tuple[tuple[tuple[int, ...], int | None], ...],
-) -> Executor | None:
+def _fast_executor(backend: Backend, many: bool, steps: _Steps) -> Executor | None:
     """The common calls in one step, or None: a plain concatenation, a plain split.
 
     Plain: no piece is rearranged. A concatenation is then the framework's one call on
     the arrays in the order of the parts; a split is basic slicing with its indices
     made here (views in every library, as `split` makes them), not at every call.
     """
+    splits, chosen, runs, outputs = steps
     if any(run is not None for run in runs):
         return None
     if many and len(outputs) == 1 and outputs[0][1] is not None and all(s is None for s in splits):

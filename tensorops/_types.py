@@ -78,7 +78,7 @@ class IndexSpec(NamedTuple):
 
 
 class Primitives(Protocol):
-    """What an adapter must give: its framework's own calls (26 methods, `__hash__` and a name).
+    """What an adapter must give: its framework's own calls (25 methods, `__hash__` and a name).
 
     Arrays are typed ``Any``: each family has its own class. Everything else the ops
     call (`Backend`) is derived from these by `tensorops._backends._base.AdapterBase`,
@@ -166,12 +166,6 @@ class Primitives(Protocol):
 
     def floating(self, x: Any) -> Any:
         """``x`` if it is floating, else converted to the dtype the family's ``exp`` gives it."""
-
-    def widened(self, x: Any) -> Any:
-        """``x``, or ``x`` in float32 where it is a 16-bit float (float16, bfloat16).
-
-        Log-space sums are computed in float32 at least: float16's exponents span 25 nats.
-        """
 
     def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         """``(exp(x - m), m)`` with ``m`` the maximum of ``x`` over `axis`, kept as size 1.
@@ -312,6 +306,12 @@ class Backend(Primitives, Protocol):
 
     def is_integer(self, dtype: Any) -> bool:
         """Whether `dtype` is an integer dtype (bool is not): what an index may hold."""
+
+    def widened(self, x: Any) -> Any:
+        """``x``, or ``x`` in float32 where it is a 16-bit float (float16, bfloat16).
+
+        Log-space sums are computed in float32 at least: float16's exponents span 25 nats.
+        """
 
     def constant(self, value: complex, like: Any) -> Any:
         """A 0-d array holding the Python number ``value``, of ``like``'s dtype and device.

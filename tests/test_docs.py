@@ -224,7 +224,7 @@ def _written_docstrings() -> dict[str, dict[str, str]]:
 
 
 def test_every_layer_docstring_is_made_from_the_table() -> None:
-    """As scripts/layer_docs.py makes them for the API page, and the classes at run time."""
+    """As scripts/docstrings.py makes them for the API page, and the classes at run time."""
     from tensorops.layers._docs import LAYERS, layer_docstring
 
     written = _written_docstrings()
@@ -239,6 +239,29 @@ def test_every_layer_docstring_is_made_from_the_table() -> None:
         for name, own in written["torch"].items():
             made = layer_docstring(name.split(".")[-1], "torch", own)
             assert getattr(layers, name.split(".")[-1]).__doc__ == made, name
+
+
+def test_two_operand_docstrings_are_made_from_the_table() -> None:
+    """As scripts/docstrings.py makes them for the API page, and the functions at run time."""
+    import tensorops
+    from tensorops._elementwise import _api
+
+    tree = ast.parse(Path(_api.__file__).read_text(encoding="utf-8"))
+    written = {
+        node.name: ast.get_docstring(node, clean=False) or ""
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any(isinstance(d, ast.Name) and d.id == "_two_operands" for d in node.decorator_list)
+    }
+    binary = {"add", "subtract", "multiply", "divide", "maximum", "minimum", "logaddexp"}
+    assert set(written) == binary
+    for name, own in written.items():
+        made = _api.two_operand_docstring(name, own)
+        assert getattr(tensorops, name).__doc__ == made, name
+        assert made.index("\nArgs:\n    x: ") < made.index("\nExamples:\n"), name
+        assert "\nRaises:\n    TensorOpsError: " in made, name
+    with pytest.raises(ValueError, match="the docstring of f has no 'Examples:' section"):
+        _api.two_operand_docstring("f", "A summary only.")
 
 
 def test_public_docstrings_have_no_sphinx_roles() -> None:

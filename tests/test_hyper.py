@@ -21,10 +21,10 @@ from tensorops._einsum.planning._cost import (
 from tensorops._einsum.planning._greedy import plan_greedy
 from tensorops._einsum.planning._hyper import Effort, network_seed, random_scorer, search
 from tensorops._einsum.planning._partition import Hypergraph, bisect, partition_tree
-from tensorops._einsum.planning._paths import find_path, plan_contraction
+from tensorops._einsum.planning._paths import plan_contraction
 from tensorops._einsum.planning._prng import FIXED, GUMBEL, Random, fingerprint, log2_fixed
 from tensorops._einsum.planning._reconfigure import ContractionTree
-from tests.test_paths import Network, grid, random_network, ring
+from tests.test_paths import Network, find_path, grid, random_network, ring
 
 # --- the random numbers ------------------------------------------------------------------
 

@@ -17,11 +17,10 @@ from tensorops._einsum.planning import _kahypar
 from tensorops._einsum.planning._bitnet import BitNetwork
 from tensorops._einsum.planning._hyper import Effort, search
 from tensorops._einsum.planning._partition import Hypergraph, bisect, partition_tree
-from tensorops._einsum.planning._paths import find_path
 from tensorops._einsum.planning._prng import Random
 from tensorops._einsum.planning._reconfigure import ContractionTree
 from tests.test_hyper import cost
-from tests.test_paths import Network, grid, random_network
+from tests.test_paths import Network, find_path, grid, random_network
 
 HAS_KAHYPAR = _kahypar.bisector() is not None
 needs_kahypar = pytest.mark.skipif(not HAS_KAHYPAR, reason="kahypar is not installed")

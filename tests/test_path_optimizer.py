@@ -118,7 +118,7 @@ def test_a_network_of_the_same_structure_is_planned_once(monkeypatch: Any) -> No
     def fail(*args: Any, **keywords: Any) -> None:
         raise AssertionError("planned again")
 
-    monkeypatch.setattr(_optimizer, "plan_unsliced", fail)
+    monkeypatch.setattr(_optimizer, "plan_contraction", fail)
     renamed = [{c.upper() for c in t} for t in RING[:-2].split(",")]
     assert opt(renamed, set(), dict.fromkeys("ABCDE", 4)) == first
 
@@ -134,7 +134,7 @@ def test_paths_are_kept_in_the_plan_store(tmp_path: Any, monkeypatch: Any) -> No
         def fail(*args: Any, **keywords: Any) -> None:
             raise AssertionError("planned again")
 
-        monkeypatch.setattr(_optimizer, "plan_unsliced", fail)
+        monkeypatch.setattr(_optimizer, "plan_contraction", fail)
         assert tops.PathOptimizer("hyper", seed=3)(inputs, (), sizes) == first
 
 

@@ -14,8 +14,7 @@ import pytest
 
 from tensorops._einsum.planning._bitnet import BitNetwork
 from tensorops._einsum.planning._hyper import Effort, search
-from tensorops._einsum.planning._paths import find_path
-from tests.test_paths import random_network
+from tests.test_paths import find_path, random_network
 
 torch = pytest.importorskip("torch")
 

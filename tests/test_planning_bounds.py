@@ -103,7 +103,7 @@ def test_auto_plans_large_networks_through_einsum_path(name: str) -> None:
 @pytest.mark.parametrize("strategy", ["auto", "greedy"])
 @pytest.mark.parametrize("name", sorted(_NETWORKS))
 def test_find_path_on_large_networks(name: str, strategy: str) -> None:
-    from tensorops._einsum.planning._paths import find_path
+    from tests.test_paths import find_path
 
     network = _NETWORKS[name]()
     inputs, output, sizes = network

@@ -15,9 +15,16 @@ oe = pytest.importorskip("opt_einsum")
 from tensorops._einsum.planning._bitnet import BitNetwork  # noqa: E402
 from tensorops._einsum.planning._cost import contraction_steps, total_flops  # noqa: E402
 from tensorops._einsum.planning._greedy import plan_greedy  # noqa: E402
-from tensorops._einsum.planning._paths import find_path  # noqa: E402
 from tensorops._einsum.planning._reconfigure import ContractionTree  # noqa: E402
-from tests.test_paths import Network, costly, grid, random_network, ring, with_dangling  # noqa: E402
+from tests.test_paths import (  # noqa: E402
+    Network,
+    costly,
+    find_path,
+    grid,
+    random_network,
+    ring,
+    with_dangling,
+)
 
 MID = [(n, seed) for n in (13, 15, 17, 20) for seed in range(6)]
 

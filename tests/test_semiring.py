@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 from collections import Counter
 from typing import Any
 
@@ -57,14 +59,37 @@ def test_known_and_widened_on_every_family(backend: Any) -> None:
     else:  # a family that computes only when asked, or a graph
         assert backend.name in ("dask", "tinygrad", "pytensor")
     assert adapter.widened(x) is x
-    try:
-        half = backend.asarray(np.array([[1.5, -2.0]], np.float16))
-    except (TypeError, ValueError):  # no float16 in the family (array-api-strict)
-        return
-    wide = adapter.widened(half)
-    assert adapter.dtype_kind(wide.dtype) == "f"
-    assert wide.dtype != half.dtype
-    np.testing.assert_array_equal(backend.to_numpy(wide), [[1.5, -2.0]])
+
+
+#: The bfloat16 of each family that has one (``module:attribute``): `widened` makes it
+#: float32 as it makes float16 (NumPy, Dask, PyTensor and array-api-strict have none).
+BFLOAT16 = {
+    "torch": "torch:bfloat16",
+    "jax": "jax.numpy:bfloat16",
+    "tensorflow": "tensorflow:bfloat16",
+    "paddle": "paddle:bfloat16",
+    "tinygrad": "tinygrad:dtypes.bfloat16",
+    "mlx": "mlx.core:bfloat16",
+}
+
+
+def test_sixteen_bit_floats_are_widened_to_float32_on_every_family(backend: Any) -> None:
+    values = np.array([[1.5, -2.0]], np.float32)
+    single = backend.asarray(values)
+    adapter = get_backend(single)
+    assert adapter.widened(single) is single
+    halves = []
+    if backend.name != "array_api_strict":  # the standard has no 16-bit floats
+        halves.append(backend.asarray(values.astype(np.float16)))
+    if backend.name in BFLOAT16:
+        module, path = BFLOAT16[backend.name].split(":")
+        dtype = functools.reduce(getattr, path.split("."), importlib.import_module(module))
+        halves.append(adapter.astype(single, dtype))
+    for half in halves:
+        assert half.dtype != single.dtype
+        wide = adapter.widened(half)
+        assert wide.dtype == single.dtype
+        np.testing.assert_array_equal(backend.to_numpy(wide), values)
 
 
 def test_dtype_kinds_and_floating(backend: Any) -> None:

@@ -26,11 +26,10 @@ from tensorops._einsum.planning._cost import (
 )
 from tensorops._einsum.planning._paths import (
     PLANNERS,
-    find_path,
     plan_contraction,
     slice_path,
 )
-from tests.test_paths import Network, random_network
+from tests.test_paths import Network, find_path, random_network
 
 
 def letters_of(network: Network) -> dict[str, str]:

@@ -47,7 +47,16 @@ _KINDS = (("bool", "b"), ("integral", "i"), ("real floating", "f"), ("complex fl
 class ArrayApiBackend(AdapterBase):
     """Primitives for the arrays of one array-API namespace ``xp``."""
 
-    __slots__ = ("_is_cupy", "_is_jax", "_linalg_diagonal", "is_dask", "namespace", "xp")
+    __slots__ = (
+        "_is_cupy",
+        "_is_jax",
+        "_linalg_diagonal",
+        "float32",
+        "is_dask",
+        "namespace",
+        "narrow_floats",
+        "xp",
+    )
     name: str = "array_api"
     staged_as = "under jax.export"
 
@@ -59,6 +68,13 @@ class ArrayApiBackend(AdapterBase):
         self.is_dask = self.namespace in ("dask.array", "array_api_compat.dask.array")
         self._is_cupy = self.namespace in ("cupy", "array_api_compat.cupy")
         self._is_jax = self.namespace == "jax.numpy"
+        # float16 and bfloat16 are not in the standard: the namespace's where it has them,
+        # NumPy's where its dtypes are NumPy's (array_api_compat's Dask and CuPy)
+        self.float32 = getattr(xp, "float32", None)
+        named_in = np if self.float32 is np.float32 else xp
+        self.narrow_floats = tuple(
+            getattr(named_in, name) for name in ("float16", "bfloat16") if hasattr(named_in, name)
+        )
         # `diagonal` is in the optional linalg extension only; without it we fall back to
         # a strided slice of the flattened last two axes (see `diagonal`).
         linalg = getattr(xp, "linalg", None)
@@ -139,10 +155,6 @@ class ArrayApiBackend(AdapterBase):
         info = getattr(self.xp, "__array_namespace_info__", None)
         dtype = info().default_dtypes()["real floating"] if info else self.xp.float64
         return self.xp.astype(x, dtype)
-
-    def widened(self, x: Any) -> Any:
-        # float16 and bfloat16 are not in the standard: known by name ("mlx.core.float16")
-        return self.xp.astype(x, self.xp.float32) if str(x.dtype).endswith("float16") else x
 
     def known(self, x: Any) -> Any:
         if self.is_dask:  # lazy: values are computed when the user asks

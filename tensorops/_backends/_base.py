@@ -10,7 +10,8 @@ framework's reshape, permute, reductions, element-wise functions, ...) and subcl
   `outward_size` follow;
 * the composites: `reduce`, the one-call executors (`permuter`, `reshaper`),
   `split`, `flipper`, `constant`, `is_integer`, the five element-wise methods through
-  `elementwiser`, the softmax, the stable logsumexp, argmax / argmin over several axes
+  `elementwiser`, the softmax, the stable logsumexp, 16-bit floats in float32
+  (`widened`, from two attributes), argmax / argmin over several axes
   (`arg_reduction`), the index positions of get_at / set_at / add_at with their range
   check (`positions`), `write` and `ordered`, and `einsummer` (none).
 
@@ -107,6 +108,9 @@ class AdapterBase:
     c_ordered: bool = False
     #: Where the family's lengths are known only when a graph runs, for messages.
     staged_as: str = "a graph being built"
+    #: The family's 16-bit floating dtypes (float16, bfloat16) and its float32: `widened`.
+    narrow_floats: tuple[Any, ...] = ()
+    float32: Any = None
 
     # -- shapes ------------------------------------------------------------------------
 
@@ -287,6 +291,13 @@ class AdapterBase:
         raise NotImplementedError  # a primitive: every adapter gives it
 
     def log(self, x: Any) -> Any:
+        raise NotImplementedError  # a primitive: every adapter gives it
+
+    def widened(self, x: Any) -> Any:
+        """``x``, or ``x`` in the family's float32 where it is one of its `narrow_floats`."""
+        return self.astype(x, self.float32) if x.dtype in self.narrow_floats else x
+
+    def astype(self, x: Any, dtype: Any, casting: str = "unsafe") -> Any:
         raise NotImplementedError  # a primitive: every adapter gives it
 
     def logsumexp(self, x: Any, axes: tuple[int, ...]) -> Any:

@@ -96,6 +96,8 @@ class NumpyBackend(AdapterBase):
 
     __slots__ = ()
     name: str = "numpy"
+    narrow_floats = (np.dtype(np.float16),)
+    float32 = np.dtype(np.float32)
     written_class = np.ndarray
     written_name = "numpy array"
 
@@ -201,9 +203,6 @@ class NumpyBackend(AdapterBase):
             return x
         # the dtype np.exp gives: float16 for (u)int8 and bool, float32 for int16, ...
         return x.astype(np.result_type(x.dtype, np.float16))
-
-    def widened(self, x: Any) -> Any:
-        return x.astype(np.float32) if x.dtype == np.float16 else x
 
     def known(self, x: Any) -> Any:
         return x

@@ -112,6 +112,8 @@ class PaddleBackend(AdapterBase):
     written_class = paddle.Tensor
     written_name = "paddle tensor"
     c_ordered = True
+    narrow_floats = (paddle.float16, paddle.bfloat16)
+    float32 = paddle.float32
 
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
         return RESHAPE(x, list(shape_values(shape)))
@@ -204,9 +206,6 @@ class PaddleBackend(AdapterBase):
 
     def floating(self, x: Any) -> Any:
         return kernels.floating(x)
-
-    def widened(self, x: Any) -> Any:
-        return x.astype(paddle.float32) if x.dtype in (paddle.float16, paddle.bfloat16) else x
 
     def known(self, x: Any) -> Any:
         # a value of a static program has no values until the program runs

@@ -94,6 +94,8 @@ class PyTensorBackend(AdapterBase):
     __slots__ = ()
     name: str = "pytensor"
     staged_as = "in a PyTensor graph"
+    narrow_floats = ("float16",)  # a variable's dtype is its name
+    float32 = "float32"
 
     def reshape(self, x: Any, shape: tuple[int, ...]) -> Any:
         return pt.reshape(x, _shape(shape), ndim=len(shape))
@@ -175,9 +177,6 @@ class PyTensorBackend(AdapterBase):
         if x.dtype in float_dtypes or x.dtype in complex_dtypes:
             return x
         return pt.cast(x, pt.exp(x).dtype)  # what pt.exp gives an integer variable
-
-    def widened(self, x: Any) -> Any:
-        return pt.cast(x, "float32") if x.dtype == "float16" else x
 
     def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         top = zero_grad(pt.max(x, axis=axis, keepdims=True))

@@ -130,6 +130,8 @@ class TensorflowBackend(AdapterBase):
     written_class = tf.Variable  # a tensor cannot be written into
     written_name = "tf.Variable"
     c_ordered = True
+    narrow_floats = (tf.float16, tf.bfloat16)
+    float32 = tf.float32
     #: each pairwise step of a planned einsum as one `einsummer` call: an eager op costs
     #: ~100 us, so one einsum beats transpose + reshape + matmul + reshape
     einsum_pairs: bool = True
@@ -235,9 +237,6 @@ class TensorflowBackend(AdapterBase):
             return x
         # NumPy's rule for exp of integers: float16 for 8 bits and bool, float32 for 16, ...
         return tf.cast(x, tf.as_dtype(np.result_type(x.dtype.as_numpy_dtype, np.float16)))
-
-    def widened(self, x: Any) -> Any:
-        return tf.cast(x, tf.float32) if x.dtype in (tf.float16, tf.bfloat16) else x
 
     def known(self, x: Any) -> Any:
         return x.numpy() if tf.executing_eagerly() and hasattr(x, "numpy") else None

@@ -113,6 +113,8 @@ class TinygradBackend(AdapterBase):
 
     __slots__ = ()
     name: str = "tinygrad"
+    narrow_floats = (dtypes.float16, dtypes.bfloat16)
+    float32 = dtypes.float32
     written_class = Tensor
     written_name = "tinygrad tensor"
     c_ordered = True
@@ -186,9 +188,6 @@ class TinygradBackend(AdapterBase):
 
     def floating(self, x: Any) -> Any:
         return _floating(x)
-
-    def widened(self, x: Any) -> Any:
-        return x.cast(dtypes.float32) if x.dtype in (dtypes.float16, dtypes.bfloat16) else x
 
     def shifted_exp(self, x: Any, axis: int | tuple[int, ...]) -> tuple[Any, Any]:
         top = _finite_or_zero(x.detach().max(axis, keepdim=True))

@@ -114,6 +114,8 @@ class TorchBackend(AdapterBase):
     written_class = torch.Tensor
     written_name = "torch tensor"
     c_ordered = True
+    narrow_floats = (torch.float16, torch.bfloat16)
+    float32 = torch.float32
 
     # Sizes are passed as separate arguments: torch parses `reshape(2, 3)` faster than
     # `reshape((2, 3))` (benchmarks/overhead.py). An empty shape must stay a tuple:

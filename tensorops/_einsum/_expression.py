@@ -33,7 +33,7 @@ from tensorops._einsum.equations._arguments import (
     split_operands,
 )
 from tensorops._einsum.planning._cost import contraction_steps
-from tensorops._einsum.planning._paths import find_path
+from tensorops._einsum.planning._paths import plan_contraction
 from tensorops._einsum.programs._execute import (
     Pair,
     Program,
@@ -563,12 +563,16 @@ def reorder_constants(
         return plan
     max_time = settings.max_time if strategy == "hyper" else None
     plan_part = functools.partial(
-        find_path, size_dict=sizes, strategy=strategy, max_time=max_time, minimize=settings.minimize
+        plan_contraction,
+        size_dict=sizes,
+        strategy=strategy,
+        max_time=max_time,
+        minimize=settings.minimize,
     )
     fixed = sorted(constants)
     needed = set(output).union(*(axes for i, axes in enumerate(inputs) if i not in constants))
     folded = tuple(dict.fromkeys(a for i in fixed for a in inputs[i] if a in needed))
-    ahead = plan_part([inputs[i] for i in fixed], folded)
+    ahead = plan_part([inputs[i] for i in fixed], folded).path
     current, members = list(range(len(inputs))), list(fixed)
     path = []
     for made, entry in enumerate(ahead, len(inputs)):  # as positions in the whole list
@@ -577,7 +581,7 @@ def reorder_constants(
         current = [ident for ident in current if ident not in chosen] + [made]
         members = [ident for ident in members if ident not in chosen] + [made]
     rest = [inputs[ident] if ident < len(inputs) else folded for ident in current]
-    path += plan_part(rest, output)
+    path += plan_part(rest, output).path
     old = call_flops(inputs, output, sizes, plan.path, constants)
     new = call_flops(inputs, output, sizes, path, constants)
     largest_input = max(product(sizes[a] for a in axes) for axes in inputs)

@@ -10,6 +10,7 @@ traces the function between them.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -46,36 +47,65 @@ __all__ = [
     "minimum",
     "multiply",
     "subtract",
+    "two_operand_docstring",
     "where",
 ]
 
 ArrayT = TypeVar("ArrayT")
+_F = TypeVar("_F", bound=Callable[..., Any])
 #: The variant of `elementwise` on two arrays (no Python number): the common call.
 _TWO_ARRAYS = (WHOLE, ())
 
+#: The arguments, result and errors of every two-operand function (`two_operand_docstring`).
+_TWO_OPERANDS = """Args:
+    x: an array of any supported family, or a Python number (its term empty).
+    y: an array of the same family, or a Python number.
+    pattern: one term per operand, then optionally ``-> output``:
+        ``"b t c, c -> b t c"``. Every dimension of every array is named; an axis
+        an operand lacks is broadcast over. Without ``->`` the output is every axis
+        once, in the order they first appear.
+    **lengths: lengths of axes that cannot be inferred from the shapes.
 
+Returns:
+    An array of the operands' family, shaped as the output term says.
+
+Raises:
+    TensorOpsError: the pattern is malformed, gives an axis two lengths, drops an
+        input axis or adds one; arrays of two families.
+
+"""
+
+
+def two_operand_docstring(name: str, own: str) -> str:
+    """The docstring of the two-operand function `name`: its own, `own`, with the shared sections.
+
+    `own` is a summary, perhaps notes, then an ``Examples:`` section; the arguments,
+    the result and the errors go before the examples. The API docs make the same text
+    with this function (``scripts/docstrings.py``).
+
+    Raises:
+        ValueError: `own` has no ``Examples:`` section.
+    """
+    head, found, examples = inspect.cleandoc(own).partition("\nExamples:\n")
+    if not found:
+        raise ValueError(f"the docstring of {name} has no 'Examples:' section")
+    return f"{head.rstrip()}\n\n{_TWO_OPERANDS}Examples:\n{examples}\n"
+
+
+def _two_operands(function: _F) -> _F:
+    """`function` with its docstring completed by `two_operand_docstring`."""
+    if function.__doc__ is not None:  # None under ``python -OO``
+        function.__doc__ = two_operand_docstring(function.__name__, function.__doc__)
+    return function
+
+
+@_two_operands
 def add(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **lengths: int) -> ArrayT:
     """``x + y`` with named broadcasting: ``x[b, t, c] + y[c]`` is ``"b t c, c -> b t c"``.
 
     The framework's own function makes the sum (``np.add``, ``torch.add``, ``xp.add``),
     with its dtype promotion. A dimension of length 1 broadcasts only where its term
     writes ``1``; an axis of one name has one length in every operand.
-
-    Args:
-        x: an array of any supported family, or a Python number (its term empty).
-        y: an array of the same family, or a Python number.
-        pattern: one term per operand, then optionally ``-> output``:
-            ``"b t c, c -> b t c"``. Every dimension of every array is named; an axis
-            an operand lacks is broadcast over. Without ``->`` the output is every axis
-            once, in the order they first appear.
-        **lengths: lengths of axes that cannot be inferred from the shapes.
-
-    Returns:
-        An array of the operands' family, shaped as the output term says.
-
-    Raises:
-        TensorOpsError: the pattern is malformed, gives an axis two lengths, drops an
-            input axis or adds one; arrays of two families.
 
     Examples:
         >>> import numpy as np, tensorops as tops
@@ -91,20 +121,9 @@ def add(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **lengths: in
     return run_op(ADD, (x, y), pattern, lengths)  # type: ignore[no-any-return]
 
 
+@_two_operands
 def subtract(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **lengths: int) -> ArrayT:
     """``x - y`` with named broadcasting (see `add` for the pattern).
-
-    Args:
-        x: an array of any supported family, or a Python number (its term empty).
-        y: an array of the same family, or a Python number.
-        pattern: one term per operand, then optionally ``-> output``:
-            ``"b t c, c -> b t c"``. Every dimension of every array is named; an axis
-            an operand lacks is broadcast over. Without ``->`` the output is every axis
-            once, in the order they first appear.
-        **lengths: lengths of axes that cannot be inferred from the shapes.
-
-    Returns:
-        An array of the operands' family, shaped as the output term says.
 
     Examples:
         >>> import numpy as np, tensorops as tops
@@ -116,20 +135,9 @@ def subtract(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **length
     return run_op(SUBTRACT, (x, y), pattern, lengths)  # type: ignore[no-any-return]
 
 
+@_two_operands
 def multiply(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **lengths: int) -> ArrayT:
     """``x * y`` with named broadcasting: the readable ``x * w[None, None, :]``.
-
-    Args:
-        x: an array of any supported family, or a Python number (its term empty).
-        y: an array of the same family, or a Python number.
-        pattern: one term per operand, then optionally ``-> output``:
-            ``"b t c, c -> b t c"``. Every dimension of every array is named; an axis
-            an operand lacks is broadcast over. Without ``->`` the output is every axis
-            once, in the order they first appear.
-        **lengths: lengths of axes that cannot be inferred from the shapes.
-
-    Returns:
-        An array of the operands' family, shaped as the output term says.
 
     Examples:
         >>> import numpy as np, tensorops as tops
@@ -146,20 +154,9 @@ def multiply(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **length
     return run_op(MULTIPLY, (x, y), pattern, lengths)  # type: ignore[no-any-return]
 
 
+@_two_operands
 def divide(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **lengths: int) -> ArrayT:
     """``x / y`` (true division) with named broadcasting (see `add` for the pattern).
-
-    Args:
-        x: an array of any supported family, or a Python number (its term empty).
-        y: an array of the same family, or a Python number.
-        pattern: one term per operand, then optionally ``-> output``:
-            ``"b t c, c -> b t c"``. Every dimension of every array is named; an axis
-            an operand lacks is broadcast over. Without ``->`` the output is every axis
-            once, in the order they first appear.
-        **lengths: lengths of axes that cannot be inferred from the shapes.
-
-    Returns:
-        An array of the operands' family, shaped as the output term says.
 
     Examples:
         >>> import numpy as np, tensorops as tops
@@ -171,20 +168,9 @@ def divide(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **lengths:
     return run_op(DIVIDE, (x, y), pattern, lengths)  # type: ignore[no-any-return]
 
 
+@_two_operands
 def maximum(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **lengths: int) -> ArrayT:
     """The element-wise maximum with named broadcasting (NaN wins, as in NumPy and torch).
-
-    Args:
-        x: an array of any supported family, or a Python number (its term empty).
-        y: an array of the same family, or a Python number.
-        pattern: one term per operand, then optionally ``-> output``:
-            ``"b t c, c -> b t c"``. Every dimension of every array is named; an axis
-            an operand lacks is broadcast over. Without ``->`` the output is every axis
-            once, in the order they first appear.
-        **lengths: lengths of axes that cannot be inferred from the shapes.
-
-    Returns:
-        An array of the operands' family, shaped as the output term says.
 
     Examples:
         >>> import numpy as np, tensorops as tops
@@ -194,20 +180,9 @@ def maximum(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **lengths
     return run_op(MAXIMUM, (x, y), pattern, lengths)  # type: ignore[no-any-return]
 
 
+@_two_operands
 def minimum(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **lengths: int) -> ArrayT:
     """The element-wise minimum with named broadcasting (NaN wins, as in NumPy and torch).
-
-    Args:
-        x: an array of any supported family, or a Python number (its term empty).
-        y: an array of the same family, or a Python number.
-        pattern: one term per operand, then optionally ``-> output``:
-            ``"b t c, c -> b t c"``. Every dimension of every array is named; an axis
-            an operand lacks is broadcast over. Without ``->`` the output is every axis
-            once, in the order they first appear.
-        **lengths: lengths of axes that cannot be inferred from the shapes.
-
-    Returns:
-        An array of the operands' family, shaped as the output term says.
 
     Examples:
         >>> import numpy as np, tensorops as tops
@@ -218,20 +193,9 @@ def minimum(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **lengths
     return run_op(MINIMUM, (x, y), pattern, lengths)  # type: ignore[no-any-return]
 
 
+@_two_operands
 def logaddexp(x: ArrayT | complex, y: ArrayT | complex, pattern: str, /, **lengths: int) -> ArrayT:
     """``log(exp(x) + exp(y))``, computed stably, with named broadcasting.
-
-    Args:
-        x: an array of any supported family, or a Python number (its term empty).
-        y: an array of the same family, or a Python number.
-        pattern: one term per operand, then optionally ``-> output``:
-            ``"b t c, c -> b t c"``. Every dimension of every array is named; an axis
-            an operand lacks is broadcast over. Without ``->`` the output is every axis
-            once, in the order they first appear.
-        **lengths: lengths of axes that cannot be inferred from the shapes.
-
-    Returns:
-        An array of the operands' family, shaped as the output term says.
 
     Examples:
         >>> import numpy as np, tensorops as tops

@@ -30,7 +30,7 @@ from tensorops._axes import (
     resolve_dims,
     term_dims,
 )
-from tensorops._errors import ArgumentError, PatternError, ShapeError
+from tensorops._errors import ArgumentError, PatternError, ShapeError, Span
 from tensorops._grammar import Anon, Dots, Pattern, Term, check_names, items_of, parse_pattern
 from tensorops._marked import useful
 from tensorops._plan import Recipe, check_term, make_recipe
@@ -86,46 +86,46 @@ def read_pattern(op: str, text: str, count: int) -> _Read:
 
 def _check_axes(op: str, pattern: Pattern, output: Term | None) -> None:
     """No anonymous axis but 1; the output has exactly the inputs' axes."""
-    text = pattern.text
-    seen: dict[str, Any] = {}
     for term in (*pattern.inputs, *((output,) if output is not None else ())):
         for _, item in items_of(term):
             if isinstance(item, Anon) and item.length != 1:
                 raise PatternError(
                     f"an anonymous axis of length {item.length} is not allowed in {op}",
-                    pattern=text,
+                    pattern=pattern.text,
                     span=item.span,
                     hint="name the axis: operands match axes by name",
                 )
-            if term is not output:
-                key = "..." if isinstance(item, Dots) else getattr(item, "name", None)
-                if key is not None:
-                    seen.setdefault(key, item.span)
     if output is None:
         return
-    named = {}
-    for _, item in items_of(output):
-        key = "..." if isinstance(item, Dots) else getattr(item, "name", None)
-        if key is not None:
-            named[key] = item.span
-    for key, span in named.items():
-        if key not in seen:
-            what = "'...'" if key == "..." else f"axis '{key}'"
-            raise PatternError(
-                f"{what} on the right is in no operand",
-                pattern=text,
-                span=span,
-                hint="an element-wise op adds no axis: use repeat to broadcast to a new one",
-            )
-    for key, span in seen.items():
-        if key not in named:
-            what = "'...'" if key == "..." else f"axis '{key}'"
-            raise PatternError(
-                f"{what} is missing on the right: an element-wise op keeps every axis",
-                pattern=text,
-                span=span,
-                hint="to sum or take the maximum over an axis, use reduce or einsum",
-            )
+    seen, named = _axes_of(pattern.inputs), _axes_of((output,))
+    for found, other, (reason, hint) in ((named, seen, _ADDED), (seen, named, _DROPPED)):
+        for key, span in found.items():
+            if key not in other:
+                what = "'...'" if key == "..." else f"axis '{key}'"
+                raise PatternError(f"{what} {reason}", pattern=pattern.text, span=span, hint=hint)
+
+
+#: Why an axis on one side only is refused, and what to use instead: on the right only,
+#: on the left only.
+_ADDED = (
+    "on the right is in no operand",
+    "an element-wise op adds no axis: use repeat to broadcast to a new one",
+)
+_DROPPED = (
+    "is missing on the right: an element-wise op keeps every axis",
+    "to sum or take the maximum over an axis, use reduce or einsum",
+)
+
+
+def _axes_of(terms: Sequence[Term]) -> dict[str, Span]:
+    """The axes named in `terms` (``"..."`` for an ellipsis), each where it first stands."""
+    found: dict[str, Span] = {}
+    for term in terms:
+        for _, item in items_of(term):
+            key = "..." if isinstance(item, Dots) else getattr(item, "name", None)
+            if key is not None:
+                found.setdefault(key, item.span)
+    return found
 
 
 class Plan(NamedTuple):

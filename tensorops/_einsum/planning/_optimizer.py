@@ -28,7 +28,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 from tensorops._config import MINIMIZE
-from tensorops._einsum.planning._paths import PlannedPath, plan_contraction, plan_unsliced
+from tensorops._einsum.planning._paths import PlannedPath, plan_contraction
 from tensorops._einsum.planning._store import active_store
 from tensorops._errors import ArgumentError, ShapeError, unknown_option
 from tensorops._imports import when_imported
@@ -220,10 +220,9 @@ class PathOptimizer:
         stored = None if store is None else store.load(terms, output, size_dict, settings)
         if stored is not None:
             return PlannedPath(tuple(stored[0]), stored[1])
-        plan = plan_contraction if sliced else plan_unsliced
-        planned = plan(
+        planned = plan_contraction(
             terms, output, size_dict, self.strategy, limit,
-            max_time=self.max_time, minimize=self.minimize, seed=self.seed,
+            max_time=self.max_time, minimize=self.minimize, seed=self.seed, slicing=sliced,
         )  # fmt: skip
         if store is not None:
             store.save(terms, output, size_dict, settings, (planned.path, planned.sliced_axes))

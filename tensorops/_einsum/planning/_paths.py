@@ -60,9 +60,7 @@ __all__ = [
     "OPTIMAL_MAX_OPERANDS",
     "PLANNERS",
     "PlannedPath",
-    "find_path",
     "plan_contraction",
-    "plan_unsliced",
     "slice_path",
 ]
 
@@ -191,6 +189,7 @@ def plan_contraction(
     minimize: str = "flops",
     seed: int | None = None,
     write_weight: int = 0,
+    slicing: bool = True,
 ) -> PlannedPath:
     """Plan the order in which to contract einsum operands, and what to slice.
 
@@ -208,9 +207,17 @@ def plan_contraction(
         seed: Seed of ``hyper``'s search (None: derived from the network).
         write_weight: FLOPs each element of an intermediate costs on top of the
             objective's (a semiring's exp and log of it, `tensorops._einsum.equations._semiring`).
+        slicing: Whether axes may be sliced. Without (the path opt_einsum's protocol
+            asks for, where the caller cannot slice), every intermediate fits
+            ``memory_limit`` where a path allows it; where none does, the operands
+            that cannot be paired within it are contracted in one last step, as
+            opt_einsum's own optimizers do.
 
     Returns:
-        The path and the sliced axes.
+        The path in the NumPy / opt_einsum convention (each tuple lists positions in
+        the current operand list; those operands are removed and the result is
+        appended) and the sliced axes. Under a memory limit that needs slicing, the
+        path is that of each slice.
 
     Raises:
         ValueError: For an unknown strategy or objective, ``max_time`` with
@@ -218,43 +225,28 @@ def plan_contraction(
             than `OPTIMAL_MAX_OPERANDS` operands.
 
     Examples:
+        Contract the last two matrices first, then the first with their product:
+
+        >>> plan_contraction([("i", "j"), ("j", "k"), ("k", "l")], ("i", "l"),
+        ...                  {"i": 30, "j": 40, "k": 20, "l": 2}).path
+        ((1, 2), (0, 1))
+
         A ring of matrices whose products do not fit: one axis is sliced.
 
         >>> ring = [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a")]
         >>> plan_contraction(ring, (), dict.fromkeys("abcd", 100), memory_limit=1000)
         PlannedPath(path=((0, 3), (1, 2), (0, 1)), sliced_axes=('b',))
     """
+    if not slicing and memory_limit is not None and len(inputs) > 2:
+        weight = _write_weight(minimize) + write_weight
+        net = BitNetwork(inputs, output, size_dict, memory_limit, weight)
+        _planner(strategy, max_time, seed)(net)
+        return PlannedPath(tuple(net.linear_path()), ())
     path, sliced = _plan(
-        inputs, output, size_dict, strategy, memory_limit, max_time, minimize, seed, write_weight
-    )
+        inputs, output, size_dict, strategy, memory_limit if slicing else None,
+        max_time, minimize, seed, write_weight,
+    )  # fmt: skip
     return PlannedPath(tuple(path), sliced)
-
-
-def plan_unsliced(
-    inputs: Sequence[tuple[str, ...]],
-    output: tuple[str, ...],
-    size_dict: Mapping[str, int],
-    strategy: str,
-    memory_limit: int | None,
-    *,
-    max_time: float | None = None,
-    minimize: str = "flops",
-    seed: int | None = None,
-) -> PlannedPath:
-    """A path that never slices: under a memory limit, the planner's path within it.
-
-    The path opt_einsum's protocol asks for, where the caller cannot slice: every
-    intermediate fits ``memory_limit`` where a path allows it; where none does, the
-    operands that cannot be paired within it are contracted in one last step, as
-    opt_einsum's own optimizers do. Arguments and errors are `plan_contraction`'s.
-    """
-    if memory_limit is None or len(inputs) <= 2:
-        path = _plan(inputs, output, size_dict, strategy, None, max_time, minimize, seed)[0]
-        return PlannedPath(tuple(path), ())
-    weight = _write_weight(minimize)
-    net = BitNetwork(inputs, output, size_dict, memory_limit, weight)
-    _planner(strategy, max_time, seed)(net)
-    return PlannedPath(tuple(net.linear_path()), ())
 
 
 def _plan(
@@ -280,37 +272,6 @@ def _plan(
         return net.linear_path(), ()
     _, path, sliced = _cheapest_sliced(inputs, output, size_dict, planner, memory_limit, weight)
     return path, sliced
-
-
-def find_path(
-    inputs: Sequence[tuple[str, ...]],
-    output: tuple[str, ...],
-    size_dict: Mapping[str, int],
-    strategy: str = "auto",
-    memory_limit: int | None = None,
-    *,
-    max_time: float | None = None,
-    minimize: str = "flops",
-    seed: int | None = None,
-) -> Path:
-    """Plan the order in which to contract einsum operands: `plan_contraction`'s path.
-
-    It takes the arguments of `plan_contraction` and raises the same errors.
-
-    Returns:
-        The path in the NumPy / opt_einsum convention: each tuple lists positions
-        in the current operand list; those operands are removed and the result
-        is appended. Under a memory limit that needs slicing, this is the path of
-        each slice (`plan_contraction` also says which axes to slice).
-
-    Examples:
-        Contract the last two matrices first, then the first with their product:
-
-        >>> find_path([("i", "j"), ("j", "k"), ("k", "l")], ("i", "l"),
-        ...           {"i": 30, "j": 40, "k": 20, "l": 2})
-        [(1, 2), (0, 1)]
-    """
-    return _plan(inputs, output, size_dict, strategy, memory_limit, max_time, minimize, seed)[0]
 
 
 def slice_path(
