@@ -48,6 +48,7 @@ Examples:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, NoReturn, TypeVar, overload
 
@@ -159,7 +160,8 @@ class Layer:
         super().__init_subclass__(**kwargs)
         package, _, family = cls.__module__.rpartition(".")
         public = package.endswith("layers") and not family.startswith("_")
-        if public and cls.__name__ == getattr(cls, "kind", None):
+        # under ``python -OO`` there is no docstring to complete (a dataclass makes one)
+        if public and cls.__name__ == getattr(cls, "kind", None) and sys.flags.optimize < 2:
             cls.__doc__ = layer_docstring(cls.kind, family, cls.__doc__ or "")
 
     def _read(self, args: tuple[Any, ...], lengths: dict[str, Any]) -> None:

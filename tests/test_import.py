@@ -165,3 +165,25 @@ def test_when_imported_leaves_a_module_no_finder_finds(monkeypatch: Any) -> None
         import tops_no_such_module  # noqa: F401
     assert seen == []
     assert not [f for f in sys.meta_path if getattr(f, "name", None) == "tops_no_such_module"]
+
+
+@pytest.mark.parametrize("family", ["torch", "flax", "equinox"])
+def test_the_package_and_the_layers_import_without_docstrings(family: str) -> None:
+    """``python -OO`` strips docstrings: those made from tables are left out, not an error.
+
+    torch's layers are plain classes; Flax's and Equinox's are dataclasses, which make a
+    docstring of their own where there is none.
+    """
+    pytest.importorskip(family)
+    script = (
+        "import tensorops as tops\n"
+        f"from tensorops.layers.{family} import Rearrange\n"
+        "assert tops.add.__doc__ is None\n"
+        "assert 'Examples:' not in (Rearrange.__doc__ or '')\n"
+        "print(Rearrange('b c -> c b'))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-OO", "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "b c -> c b" in result.stdout
