@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from math import prod
 from typing import Any, TypeVar
 
 from tensorops._axes import DOTS_PREFIX, count_dots, may_equal, resolve_dims, term_dims
@@ -20,6 +21,7 @@ from tensorops._pack_patterns import (
     axis_positions,
     pack_positions,
     pack_term,
+    plain_pack_term,
     shape_term,
 )
 from tensorops._staging import is_compiling, raise_error, replayable
@@ -61,10 +63,15 @@ def pack(tensors: Sequence[ArrayT], pattern: str) -> tuple[ArrayT, list[Shape]]:
             if x.__class__ is not kind:
                 raise TypeError
             shapes.append(x.shape)
-        run = _packer(pattern, tuple(shapes), adapter)
+        plan = _packer(pattern, tuple(shapes), adapter)
     except (*FAST_PATH_MISSES, IndexError, TensorOpsError):  # said again by the slow path
-        run = None  # called outside this block: its errors chain to nothing
-    return _pack_slowly(tensors, pattern) if run is None else run(tensors)
+        plan = None  # called outside this block: its errors chain to nothing
+    if plan is None:
+        return _pack_slowly(tensors, pattern)
+    position, targets, packed = plan
+    reshape = adapter.reshape
+    flat = [x if t is None else reshape(x, t) for x, t in zip(arrays, targets)]  # noqa: B905
+    return adapter.concat(flat, position), list(packed)
 
 
 def _pack_slowly(tensors: Sequence[Any], pattern: str) -> tuple[Any, list[Shape]]:
@@ -84,19 +91,30 @@ def _pack_slowly(tensors: Sequence[Any], pattern: str) -> tuple[Any, list[Shape]
 @functools.lru_cache(maxsize=1024)
 def _packer(
     pattern: str, shapes: tuple[Shape, ...], adapter: Any
-) -> Callable[[Sequence[Any]], tuple[Any, list[Shape]]]:
-    """The calls of `pack` for arrays of these plain shapes: reshapes, then one concat."""
+) -> tuple[int, tuple[Shape | None, ...], tuple[Shape, ...]]:
+    """`pack`'s plan for arrays of these plain shapes: concat axis, reshapes, shapes under ``*``.
+
+    Each array's reshape is None where it has its packed shape already. Planned from
+    the ints alone; a shape that does not fit, or lengths of a graph, are
+    for the slow path (which says what does not fit, or reads the graph's lengths).
+    """
     if adapter.traced(shapes):
         raise KeyError("sizes of a graph: planned by the slow path")
-    position, n_other = pack_term("pack", pattern)
-    targets, packed = _pack_shapes(shapes, position, n_other, adapter)
-    reshape, concat = adapter.reshape, adapter.concat
-
-    def run(tensors: Sequence[Any]) -> tuple[Any, list[Shape]]:
-        flat = [x if t is None else reshape(x, t) for x, t in zip(tensors, targets)]  # noqa: B905
-        return concat(flat, position), list(packed)
-
-    return run
+    position, n_other = plain_pack_term(pattern) or pack_term("pack", pattern)
+    after = position - n_other  # the axes after '*', counted from the end
+    first = shapes[0]
+    head, tail = first[:position], first[len(first) + after :]
+    targets: list[Shape | None] = []
+    packed: list[Shape] = []
+    for shape in shapes:
+        end = len(shape) + after
+        piece = shape[position:end]
+        if end < position or shape[:position] != head or shape[end:] != tail:
+            raise KeyError("the slow path says what does not fit")
+        packed.append(piece)
+        # one axis under '*': the array has its packed shape already
+        targets.append(None if len(piece) == 1 else (*head, prod(piece), *tail))
+    return position, tuple(targets), tuple(packed)
 
 
 def _same_family(x: Any, backend: Any) -> bool:

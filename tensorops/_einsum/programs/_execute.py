@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import string
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from operator import is_
 from typing import Any, NamedTuple
 
@@ -49,8 +48,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Prepare:
+class Prepare(NamedTuple):
     """What is done to one operand before the first pairwise step."""
 
     shape: tuple[int, ...] | None
@@ -58,8 +56,7 @@ class Prepare:
     summed: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Pair:
+class Pair(NamedTuple):
     """One pairwise step: slots ``left`` and ``right`` -> slot ``out``."""
 
     left: int
@@ -75,8 +72,7 @@ class Pair:
     shape_out: tuple[int, ...] | None
 
 
-@dataclass(frozen=True, slots=True)
-class Program:
+class Program(NamedTuple):
     """The primitive calls of one einsum, for given shapes and path.
 
     ``axes`` names the axes of every slot as it is made (an operand once prepared, a
@@ -135,55 +131,47 @@ def _size(names: Sequence[str], sizes: dict[str, int]) -> int:
     return total
 
 
-_Layout = tuple[tuple[int, ...], tuple[int, ...]]  # a permutation, then a shape
+_Side = tuple[tuple[str, ...], tuple[int, ...]]  # the axes in their order, then a shape
 
 
 def _layout(
-    operands: tuple[tuple[str, ...], tuple[str, ...]],
     batch: tuple[str, ...],
     summed: tuple[str, ...],
     only: tuple[tuple[str, ...], tuple[str, ...]],
     sizes: dict[str, int],
-) -> tuple[str, _Layout, _Layout, tuple[int, ...]]:
-    """The mode of a pairwise step, each side's permutation and shape, and the shape made."""
-    (left, right), (only_left, only_right) = operands, only
+) -> tuple[str, _Side, _Side, tuple[int, ...]]:
+    """The mode of a pairwise step, each side's axis order and shape, and the shape made."""
+    only_left, only_right = only
     batch_shape = tuple([sizes[a] for a in batch])
     if summed and batch and not only_left and not only_right:
         # Batched inner products: a matmul of (1, C) by (C, 1) matrices per batch element
         # is much slower than multiply + sum (NumPy loops over the batch in C).
         side = (*batch_shape, _size(summed, sizes))
-        return (
-            "dot",
-            (tuple([left.index(a) for a in batch + summed]), side),
-            (tuple([right.index(a) for a in batch + summed]), side),
-            batch_shape,
-        )
+        return "dot", (batch + summed, side), (batch + summed, side), batch_shape
     if summed:
         inner, rows, columns = [_size(axes, sizes) for axes in (summed, only_left, only_right)]
         return (
             "matmul",
-            (
-                tuple([left.index(a) for a in batch + only_left + summed]),
-                (*batch_shape, rows, inner),
-            ),
-            (
-                tuple([right.index(a) for a in batch + summed + only_right]),
-                (*batch_shape, inner, columns),
-            ),
+            (batch + only_left + summed, (*batch_shape, rows, inner)),
+            (batch + summed + only_right, (*batch_shape, inner, columns)),
             (*batch_shape, rows, columns),
         )
     left_sizes, right_sizes = [tuple([sizes[a] for a in axes]) for axes in only]
     return (
         "multiply",
-        (
-            tuple([left.index(a) for a in batch + only_left]),
-            (*batch_shape, *left_sizes, *(1,) * len(only_right)),
-        ),
-        (
-            tuple([right.index(a) for a in batch + only_right]),
-            (*batch_shape, *(1,) * len(only_left), *right_sizes),
-        ),
+        (batch + only_left, (*batch_shape, *left_sizes, *(1,) * len(only_right))),
+        (batch + only_right, (*batch_shape, *(1,) * len(only_left), *right_sizes)),
         (*batch_shape, *left_sizes, *right_sizes),
+    )
+
+
+def _arrange(
+    axes: tuple[str, ...], side: _Side, sizes: dict[str, int]
+) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
+    """The permutation taking `axes` to `side`'s order and the reshape to its shape (or None)."""
+    order, shape = side
+    return moved(tuple(map(axes.index, order))), _reshape(
+        shape, tuple(map(sizes.__getitem__, order))
     )
 
 
@@ -201,28 +189,31 @@ def _pair(
         left = tuple([a for i, a in enumerate(left) if i not in sum_left])
     if sum_right:
         right = tuple([a for i, a in enumerate(right) if i not in sum_right])
-    batch = tuple([a for a in left if a in right and a in keep])
-    summed = tuple([a for a in left if a in right and a not in keep])
-    only_left = tuple([a for a in left if a not in right])
-    only_right = tuple([a for a in right if a not in left])
-    out_axes = batch + only_left + only_right
-    natural = tuple([sizes[a] for a in out_axes])
-    mode, (perm_left, shape_left), (perm_right, shape_right), produced = _layout(
-        (left, right), batch, summed, (only_left, only_right), sizes
-    )
-    permuted_left = tuple([sizes[left[i]] for i in perm_left])
-    permuted_right = tuple([sizes[right[i]] for i in perm_right])
-    pair = Pair(
-        *slots,
-        mode=mode,
-        sum_left=sum_left,
-        sum_right=sum_right,
-        perm_left=moved(perm_left),
-        shape_left=_reshape(shape_left, permuted_left),
-        perm_right=moved(perm_right),
-        shape_right=_reshape(shape_right, permuted_right),
-        shape_out=_reshape(natural, produced),
-    )
+    return _step(slots, (left, right), (sum_left, sum_right), keep, sizes)
+
+
+def _step(
+    slots: tuple[int, int, int],
+    operands: tuple[tuple[str, ...], tuple[str, ...]],
+    sums: tuple[tuple[int, ...], tuple[int, ...]],
+    keep: set[str],
+    sizes: dict[str, int],
+) -> tuple[Pair, tuple[str, ...]]:
+    """`_pair`'s step once each side's own axes are summed (`sums`, the positions summed)."""
+    left, right = operands
+    batch: list[str] = []
+    summed: list[str] = []
+    only_left: list[str] = []
+    for a in left:  # each in the left operand's order
+        (only_left if a not in right else batch if a in keep else summed).append(a)
+    only = (tuple(only_left), tuple([a for a in right if a not in left]))
+    common = tuple(batch)
+    out_axes = common + only[0] + only[1]
+    mode, left_side, right_side, produced = _layout(common, tuple(summed), only, sizes)
+    perm_left, shape_left = _arrange(left, left_side, sizes)
+    perm_right, shape_right = _arrange(right, right_side, sizes)
+    shape_out = _reshape(tuple(map(sizes.__getitem__, out_axes)), produced)
+    pair = Pair(*slots, mode, *sums, perm_left, shape_left, perm_right, shape_right, shape_out)
     return pair, out_axes
 
 
@@ -256,7 +247,7 @@ def _plain_pair(
     left, right = set(first), set(second)
     if len(left) != len(first) or len(right) != len(second) or not output.issuperset(left ^ right):
         return None
-    return _pair((0, 1, 2), first, second, output, sizes)
+    return _step((0, 1, 2), (first, second), ((), ()), output, sizes)
 
 
 def build_program(network: Network, path: Sequence[tuple[int, ...]]) -> Program:
@@ -267,7 +258,7 @@ def build_program(network: Network, path: Sequence[tuple[int, ...]]) -> Program:
         plain = _plain_pair(axes, out_set, sizes)
         if plain is not None:
             only, made_axes = plain
-            perm = moved(tuple([made_axes.index(a) for a in output]))
+            perm = moved(tuple(map(made_axes.index, output)))
             return Program((None, None), (only,), 2, perm, output_shape, (*axes, made_axes), axes)
     counts: dict[str, int] = {}
     for term in axes:
