@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from math import prod
 from typing import Any, TypeVar
 
-from tensorops._axes import DOTS_PREFIX, count_dots, may_equal, resolve_dims, term_dims
+from tensorops._axes import DOTS_PREFIX, count_dots, may_equal, product, resolve_dims, term_dims
 from tensorops._backends import ADAPTERS, get_backend
 from tensorops._errors import (
     FAST_PATH_MISSES,
@@ -228,12 +228,7 @@ def _unpacker(
     ):
         raise KeyError("a length to infer or of a graph: the slow path reads it")
     position, n_other = pack_term("unpack", pattern)
-    sizes = []
-    for piece in packed_shapes:
-        size = 1
-        for d in piece:
-            size *= d
-        sizes.append(size)
+    sizes = [product(piece) for piece in packed_shapes]
     if len(shape) != n_other + 1 or sum(sizes) != shape[position]:
         raise KeyError("the slow path says what does not fit")
     before, after = shape[:position], shape[position + 1 :]
@@ -261,12 +256,7 @@ def _unpack_with(
             f"the packed input has {len(shape)} dimensions, the pattern has {n_other + 1}"
         )
     shapes = _resolve_packed_shapes(packed_shapes, shape[position], backend)
-    sizes = []
-    for piece in shapes:
-        size = 1
-        for d in piece:
-            size *= d
-        sizes.append(size)
+    sizes = [product(piece) for piece in shapes]
     # one piece is the whole array: no split (a framework call of its own)
     pieces = [tensor] if len(sizes) == 1 else backend.split(tensor, sizes, position)
     before, after = shape[:position], shape[position + 1 :]
