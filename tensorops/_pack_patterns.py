@@ -73,7 +73,7 @@ def plain_pack_term(pattern: str) -> tuple[int, int] | None:
     if "*" not in words or len(set(words)) != count:  # no '*', or a word twice
         return None
     position = words.index("*")
-    del words[position]  # the names
+    words = words[:position] + words[position + 1 :]  # the names (not `del`: Dynamo traces this)
     if all(map(str.isidentifier, words)) and ("_" not in pattern or _no_edge_underscore(words)):
         return position, count - 1
     return None
