@@ -398,6 +398,13 @@ class PaddleBackend(AdapterBase):
                 f"cannot make a paddle tensor on {device!r}: {kernels.first_line(error)}"
             ) from None
 
+    def sizes(self, x: Any) -> tuple[Any, ...]:
+        # an eager tensor's shape is a list, read here by every call: the base's general
+        # reading cost 0.8 us of a 4.2 us rearrange (benchmarks/frameworks.py, paddle)
+        if x.__class__ is paddle.Tensor:
+            return tuple(x.shape)
+        return super().sizes(x)
+
     def static_shape(self, x: Any) -> tuple[Any, ...]:
         shape = tuple(x.shape)  # ints, and -1 for a length to_static does not know
         if x.__class__ is paddle.Tensor or min(shape, default=0) >= 0:

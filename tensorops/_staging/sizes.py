@@ -315,7 +315,10 @@ def value_of(size: Any) -> Any:
 
 def shape_values(shape: Sequence[Any]) -> tuple[Any, ...]:
     """A shape as the framework takes it: each length an int or the framework's scalar."""
-    return tuple(value_of(n) for n in shape)
+    for n in shape:  # a loop, not a generator: most shapes hold no RunTimeSize (every call)
+        if type(n) is RunTimeSize:
+            return tuple([value_of(n) for n in shape])
+    return shape if type(shape) is tuple else tuple(shape)
 
 
 # -- the polynomials --------------------------------------------------------------------
