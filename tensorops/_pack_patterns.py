@@ -21,6 +21,7 @@ from tensorops._grammar import (
     Star,
     Term,
     check_names,
+    is_axis_name,
     parse_pattern,
 )
 
@@ -69,20 +70,14 @@ def plain_pack_term(pattern: str) -> tuple[int, int] | None:
     What the grammar finds for them (`grammar_pack_term`), read from the words alone.
     """
     words = pattern.split() if type(pattern) is str else []
-    count = len(words)
-    if "*" not in words or len(set(words)) != count:  # no '*', or a word twice
-        return None
-    position = words.index("*")
-    words = words[:position] + words[position + 1 :]  # the names (not `del`: Dynamo traces this)
-    if all(map(str.isidentifier, words)) and ("_" not in pattern or _no_edge_underscore(words)):
-        return position, count - 1
+    if words.count("*") == 1 and len(set(words)) == len(words):
+        position = words.index("*")
+        names = words[:position] + words[position + 1 :]
+        if all(map(str.isidentifier, names)) and (
+            "_" not in pattern or all(map(is_axis_name, names))
+        ):
+            return position, len(names)
     return None
-
-
-def _no_edge_underscore(names: list[str]) -> bool:
-    """Whether no name starts or ends with ``_`` (`is_axis_name`, for all names at once)."""
-    spaced = f" {' '.join(names)} "
-    return " _" not in spaced and "_ " not in spaced
 
 
 def grammar_pack_term(op: str, pattern: str) -> tuple[int, int]:
