@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from math import prod
 from typing import Any, TypeVar
 
 from tensorops._axes import DOTS_PREFIX, count_dots, may_equal, product, resolve_dims, term_dims
@@ -21,7 +20,6 @@ from tensorops._pack_patterns import (
     axis_positions,
     pack_positions,
     pack_term,
-    plain_pack_term,
     shape_term,
 )
 from tensorops._staging import is_compiling, raise_error, replayable
@@ -100,7 +98,7 @@ def _packer(
     """
     if adapter.traced(shapes):
         raise KeyError("sizes of a graph: planned by the slow path")
-    position, n_other = plain_pack_term(pattern) or pack_term("pack", pattern)
+    position, n_other = pack_term("pack", pattern)
     after = position - n_other  # the axes after '*', counted from the end
     first = shapes[0]
     head, tail = first[:position], first[len(first) + after :]
@@ -113,7 +111,7 @@ def _packer(
             raise KeyError("the slow path says what does not fit")
         packed.append(piece)
         # one axis under '*': the array has its packed shape already
-        targets.append(None if len(piece) == 1 else (*head, prod(piece), *tail))
+        targets.append(None if len(piece) == 1 else (*head, product(piece), *tail))
     return position, tuple(targets), tuple(packed)
 
 
