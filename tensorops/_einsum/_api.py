@@ -28,7 +28,7 @@ from tensorops._einsum.equations._arguments import (
     split_operands,
     sublist_subscripts,
 )
-from tensorops._einsum.equations._bind import bind_equation, bind_lettered
+from tensorops._einsum.equations._bind import bind_equation, bind_lettered, bind_unlettered
 from tensorops._einsum.equations._concat import einsum_concat, has_concat
 from tensorops._einsum.equations._semiring import SEMIRINGS
 from tensorops._einsum.planning._optimizer import PathOptimizer
@@ -82,7 +82,7 @@ def _plan(equation: str, shapes: Any, lengths: Any, variant: Any, backend: Backe
         # nothing to search for and nothing to cache but the executor.
         lettered = None if lengths else bind_lettered(equation, shapes, spaced)
         if lettered is None:
-            bound = bind_equation(equation, shapes, lengths, spaced)
+            bound = bind_unlettered(equation, shapes, lengths, spaced)
         else:  # the commonest call: read, bound and lettered in one pass
             bound = lettered.bound
             first, second = lettered.inputs

@@ -21,7 +21,7 @@ from tensorops._einsum.equations._notation import Plain, parse_equation, plain_a
 from tensorops._errors import ShapeError, Span
 from tensorops._staging.sizes import is_run_time, known_as, require_equal, same_length, same_shape
 
-__all__ = ["Bound", "Lettered", "bind_equation", "bind_lettered"]
+__all__ = ["Bound", "Lettered", "bind_equation", "bind_lettered", "bind_unlettered"]
 
 
 class Bound(NamedTuple):
@@ -89,6 +89,17 @@ def bind_equation(
         lettered = bind_lettered(equation, shapes, spaced)
         if lettered is not None:
             return lettered.bound
+    return bind_unlettered(equation, shapes, lengths, spaced)
+
+
+def bind_unlettered(
+    equation: str,
+    shapes: tuple[tuple[int, ...], ...],
+    lengths: tuple[tuple[str, Any], ...],
+    spaced: bool | None = None,
+) -> Bound:
+    """`bind_equation` of an equation `bind_lettered` has not taken (it is not tried again)."""
+    if not lengths:
         plain = plain_axes(equation, spaced)
         if plain is not None:
             bound = _bind_plain(equation, plain, shapes)
